@@ -1,0 +1,74 @@
+"""Where data lives and the tunable parameters, with the papers' values as defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+
+def force_offline() -> None:
+    """Switch Hugging Face libraries to offline mode before any of them is imported."""
+    for key, value in OFFLINE_ENV.items():
+        os.environ.setdefault(key, value)
+
+
+def data_home() -> Path:
+    """The default store folder: $RIPPLE_HOME, else the platform's user data dir / ripple."""
+    env = os.environ.get("RIPPLE_HOME")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("ripple"))
+
+
+def cache_home() -> Path:
+    """Derived artefacts shared by stores (the exported ONNX encoder): $RIPPLE_CACHE or the user cache dir."""
+    env = os.environ.get("RIPPLE_CACHE")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("ripple"))
+
+
+@dataclass
+class GraphParams:
+    """Edge thresholds and caps (DESIGN §2); recorded in the store's meta when the store is created."""
+
+    semantic_threshold: float = 0.85
+    semantic_cap: int = 6
+    structural_threshold: float = 0.60
+    structural_cap: int = 6
+    candidate_pool: int = 20
+    beta_persons: float = 0.5
+    beta_locations: float = 0.2
+    beta_time: float = 0.3
+    tau_days: float = 7.0
+    structural_scoring: str = "discriminative"  # or "paper": literal Jaccard over all cues
+    contiguity_span: int = 1
+    cue_max_df: float = 0.05  # cues in more than this share of a conversation's memories carry no signal
+
+
+@dataclass
+class Settings:
+    """What a store is built with: encoder, extractor, windows and graph parameters."""
+
+    encoder_backend: str = "onnx"
+    encoder_model: str = "all-MiniLM-L6-v2"
+    extractor: str = "rules"
+    window_turns: int = 40
+    window_overlap: int = 2
+    graph: GraphParams = field(default_factory=GraphParams)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready view for the store's meta table."""
+        return asdict(self)

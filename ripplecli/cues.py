@@ -1,0 +1,81 @@
+"""Cue keys shared by ingest and query: the same normalisation on both sides, no NLP model needed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren't as at be because been before
+    being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't
+    down during each else ever few for from further get gets got had hadn't has hasn't have haven't having he
+    he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is
+    isn't it it's its itself just let's like me might more most much must mustn't my myself no nor not now of
+    off on once only or other ought our ours ourselves out over own quite really same shan't she she'd she'll
+    she's should shouldn't so some such than that that's the their theirs them themselves then there there's
+    these they they'd they'll they're they've this those through to too under until up upon us very was wasn't
+    we we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom
+    why why's will with won't would wouldn't yeah yes you you'd you'll you're you've your yours yourself
+    yourselves oh hey hi hello wow okay ok thanks thank lot lots one ones thing things something anything
+    everything nothing way ways time times day days kind sort bit really pretty sure great good nice awesome
+    amazing cool glad happy love loved lovely totally definitely always never maybe though still even just
+    many well back go going went gone make made makes making know knew think thought feel felt see saw seen
+    say said tell told want wanted take took come came look looking looks mean means keep kept
+    """.split()
+)
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens; apostrophes kept inside words so stopwords like "don't" match."""
+    return [t.replace("’", "'") for t in _TOKEN.findall(text.lower())]
+
+
+def naive_lemma(token: str) -> str:
+    """Strip possessives and regular plurals; deliberately simple so query and ingest agree."""
+    if token.endswith("'s"):
+        token = token[:-2]
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 4 and token.endswith(("sses", "shes", "ches", "xes")):
+        return token[:-2]
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+def content_tokens(text: str) -> list[str]:
+    """Naive-lemmatised tokens with stopwords and one-letter tokens removed."""
+    return [naive_lemma(t) for t in tokenize(text) if t not in STOPWORDS and len(t) > 1]
+
+
+def cue_key(text: str) -> str:
+    """The canonical key of a cue phrase ("Pottery classes" -> "pottery class")."""
+    return " ".join(content_tokens(text))
+
+
+def canonical_name(name: str) -> str:
+    """Canonical person/location name: case-folded, inner whitespace collapsed, trimmed."""
+    return " ".join(name.casefold().split())
+
+
+def match_cues(text: str, vocabulary: dict[str, str], max_n: int = 4) -> list[str]:
+    """Cue keys found in `text` by longest-first n-gram lookup in a form -> key vocabulary."""
+    tokens = content_tokens(text)
+    found: list[str] = []
+    used = [False] * len(tokens)
+    for n in range(min(max_n, len(tokens)), 0, -1):
+        for i in range(len(tokens) - n + 1):
+            if any(used[i : i + n]):
+                continue
+            key = vocabulary.get(" ".join(tokens[i : i + n]))
+            if key is not None:
+                found.append(key)
+                used[i : i + n] = [True] * n
+    return list(dict.fromkeys(found))
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """Order-preserving de-duplication that drops empty strings."""
+    return [x for x in dict.fromkeys(items) if x]

@@ -1,0 +1,77 @@
+"""Plain data shared by every stage of the pipeline: formats -> extract -> store -> recall."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One raw utterance as it appeared in a chat; `turn_id` is unique within its conversation."""
+
+    turn_id: str
+    speaker: str
+    text: str
+
+
+@dataclass
+class Session:
+    """A contiguous sitting of a conversation; `timestamp` is naive local wall-clock time or None."""
+
+    session_id: str
+    timestamp: datetime | None
+    turns: list[Turn] = field(default_factory=list)
+
+
+@dataclass
+class Conversation:
+    """A chat history between a fixed set of speakers, split into sessions."""
+
+    conversation_id: str
+    sessions: list[Session] = field(default_factory=list)
+
+    @property
+    def speakers(self) -> list[str]:
+        """Distinct speakers in order of first appearance."""
+        seen: dict[str, None] = {}
+        for session in self.sessions:
+            for turn in session.turns:
+                seen.setdefault(turn.speaker, None)
+        return list(seen)
+
+
+@dataclass(frozen=True)
+class WindowTurn:
+    """A turn placed in its session, as an extractor sees it."""
+
+    turn: Turn
+    session_id: str
+    timestamp: datetime | None
+    is_context: bool = False  # overlap turn: context only, already extracted by the previous window
+
+
+@dataclass
+class Window:
+    """Contiguous turns handed to an extractor, with who is talking in the conversation."""
+
+    conversation_id: str
+    speakers: list[str]
+    turns: list[WindowTurn]
+    known_persons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MemoryDraft:
+    """A memory unit m = (r, P, L, T) plus provenance and cue concepts, before it gets an id and a vector."""
+
+    restatement: str
+    source_turns: list[str]
+    persons: list[str] = field(default_factory=list)
+    locations: list[str] = field(default_factory=list)
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+    time_grounded: bool = False  # True when T comes from an expression in the text, not the session date
+    concepts: list[str] = field(default_factory=list)
+    concept_forms: dict[str, list[str]] = field(default_factory=dict)  # concept -> surface forms seen
+    extractor: str = "rules"
