@@ -40,6 +40,11 @@ class Conversation:
                 seen.setdefault(turn.speaker, None)
         return list(seen)
 
+    @property
+    def turn_count(self) -> int:
+        """Number of turns over all sessions."""
+        return sum(len(s.turns) for s in self.sessions)
+
 
 @dataclass(frozen=True)
 class WindowTurn:

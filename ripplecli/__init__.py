@@ -1,0 +1,20 @@
+"""ripple: a local-first personal memory for conversations, with associative recall."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["Memory", "__version__"]
+
+if TYPE_CHECKING:
+    from ripplecli.api import Memory
+
+
+def __getattr__(name: str) -> Any:
+    """Import the API lazily so `ripple --help` stays fast."""
+    if name == "Memory":
+        from ripplecli.api import Memory
+
+        return Memory
+    raise AttributeError(name)

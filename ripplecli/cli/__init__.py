@@ -1,0 +1,23 @@
+"""The `ripple` command: a thin shell over ripplecli.api, one module per command group."""
+
+from __future__ import annotations
+
+import typer
+
+from ripplecli.cli.graph import graph_app
+from ripplecli.cli.ingest import ingest
+
+app = typer.Typer(
+    name="ripple",
+    help="ripple: a local-first memory for your conversations, with associative recall.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("ingest")(ingest)
+app.add_typer(graph_app, name="graph")
+
+
+def main() -> None:
+    """Console entry point."""
+    app()

@@ -1,0 +1,62 @@
+"""What every command shares: the store option, consoles, one-line errors, JSON output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from ripplecli.errors import RippleError
+
+console = Console(highlight=False, soft_wrap=False)
+err_console = Console(stderr=True, highlight=False)
+
+StoreOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--store", "-s", help="Store folder (default: $RIPPLE_HOME or the user data dir).", show_default=False
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for programs instead of tables.")]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def user_errors(command: F) -> F:
+    """Turn expected failures into one line on stderr and their exit code; no tracebacks for user mistakes."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except RippleError as exc:
+            err_console.print(f"ripple: error: {exc}", markup=False, soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err_console.print("ripple: interrupted; the store is unchanged since the last completed batch")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def print_json(data: Any) -> None:
+    """JSON on stdout, plain (no rich markup), stable key order."""
+    typer.echo(json.dumps(data, indent=2, sort_keys=True, default=str, ensure_ascii=False))
+
+
+def open_memory(store: Path | None, *, read_only: bool = False, create: bool = True):
+    """The API object for a command; imported late so `ripple --help` stays fast."""
+    from ripplecli.api import Memory
+
+    return Memory(store, read_only=read_only, create=create)
+
+
+def interactive() -> bool:
+    """Whether progress bars make sense (a terminal, not CI logs or pipes)."""
+    return console.is_terminal and not os.environ.get("CI")

@@ -1,0 +1,83 @@
+"""`ripple graph stats`: the memory graph in figures."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+
+graph_app = typer.Typer(help="Inspect the memory graph.", no_args_is_help=True)
+
+
+def _human_bytes(size: int) -> str:
+    """1536 -> '1.5 KiB'."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.1f} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= 1024
+    return f"{size} B"
+
+
+def _overview(stats: dict) -> Table:
+    """Store-level counts."""
+    table = Table(title=f"store {stats['store']}", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    rows = [
+        ("memories", stats["memories"]),
+        ("sources (turns)", stats["sources"]),
+        ("conversations / sessions", f"{stats['conversations']} / {stats['sessions']}"),
+        ("isolated memories", stats["isolated"]),
+        ("components (largest)", f"{stats['components']} ({stats['largest_component']})"),
+        ("persons / locations / concepts", "{persons} / {locations} / {concepts}".format(**stats["cues"])),
+        ("time span", " … ".join(t[:10] if t else "-" for t in stats["time_span"])),
+        ("on disk", _human_bytes(stats["bytes_on_disk"])),
+        ("encoder", f"{stats['encoder']['name']} ({stats['encoder']['dim']}-d)"),
+    ]
+    for what, value in rows:
+        table.add_row(what, str(value))
+    return table
+
+
+def _channels(stats: dict) -> Table:
+    """Per-channel degree and 2-hop neighbourhood: the figure that says whether the graph discriminates."""
+    table = Table(title="edges per channel")
+    for column in ("channel", "edges", "mean degree", "max degree", "mean 2-hop neighbourhood"):
+        table.add_column(column, justify="left" if column == "channel" else "right")
+    for name, row in [*stats["channels"].items(), ("all", stats["all"])]:
+        table.add_row(
+            name, str(row["edges"]), f"{row['mean_degree']:.2f}", str(row["max_degree"]), f"{row['mean_two_hop']:.1f}"
+        )
+    return table
+
+
+def _histogram(stats: dict) -> Table:
+    """Degree histogram over all channels."""
+    table = Table(title="degree histogram (all channels)")
+    table.add_column("degree")
+    table.add_column("memories", justify="right")
+    for label, count in stats["degree_histogram"].items():
+        table.add_row(label, str(count))
+    return table
+
+
+@graph_app.command("stats")
+@user_errors
+def stats(store: StoreOption = None, as_json: JsonOption = False) -> None:
+    """Memories, edges per channel, degrees, components, cues, size on disk, encoder and thresholds."""
+    with open_memory(store, read_only=True, create=False) as memory:
+        figures = memory.stats()
+    if as_json:
+        print_json(figures)
+        return
+    console.print(_overview(figures))
+    console.print(_channels(figures))
+    console.print(_histogram(figures))
+    graph = figures["settings"].get("graph", {})
+    if graph:
+        console.print(
+            "thresholds: semantic ≥ {semantic_threshold} (cap {semantic_cap}), structural ≥ "
+            "{structural_threshold} (cap {structural_cap}, {structural_scoring} scoring)".format(**graph)
+        )

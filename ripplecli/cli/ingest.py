@@ -1,0 +1,87 @@
+"""`ripple ingest FILE...`: read chats into the store, with progress and a summary table."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.errors import InputError
+
+
+def _progress_bar() -> Progress:
+    """Turns/s and ETA: ingest of a long history takes a while."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+def _summary(reports: list) -> Table:
+    """One row per file: what was added, skipped and how long it took."""
+    table = Table(title="ingest summary")
+    for column in ("file", "conversations", "new turns", "duplicates", "memories", "edges", "failures", "seconds"):
+        table.add_column(column, justify="left" if column == "file" else "right")
+    for r in reports:
+        edges = ", ".join(f"{k} {v}" for k, v in sorted(r.edges.items())) or "0"
+        table.add_row(
+            r.file,
+            str(r.conversations),
+            str(r.new_sources),
+            str(r.duplicates),
+            str(r.memories),
+            edges,
+            str(r.failures),
+            f"{r.seconds:.2f}",
+        )
+    return table
+
+
+@user_errors
+def ingest(
+    files: Annotated[list[Path], typer.Argument(help="Chat files (native JSON, LoCoMo, LongMemEval, ChatGPT).")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="auto|native|locomo|longmemeval|chatgpt")] = "auto",
+    extractor: Annotated[str | None, typer.Option(help="rules (default) or llm")] = None,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Read chat histories into memories, cues and the memory graph. Re-ingesting a file is a no-op."""
+    from ripplecli.formats import read_conversations
+    from ripplecli.ingest import file_hash
+
+    parsed = [(path, read_conversations(path, fmt)) for path in files]  # every file checked before any write
+    if not parsed:
+        raise InputError("no files given")
+    reports = []
+    with open_memory(store) as memory, _progress_bar() as bar:
+        for path, conversations in parsed:
+            task = bar.add_task(path.name, total=None, rate="")
+            started = time.perf_counter()
+
+            def advance(done: int, total: int, task=task, started=started) -> None:
+                rate = done / max(time.perf_counter() - started, 1e-6)
+                bar.update(task, completed=done, total=total or None, rate=f"{rate:,.0f} turns/s")
+
+            reports.append(
+                memory.ingest_conversations(
+                    conversations,
+                    label=str(path),
+                    content_hash=file_hash(path),
+                    extractor=extractor,
+                    progress=advance,
+                )
+            )
+    if as_json:
+        print_json([r.__dict__ for r in reports])
+    else:
+        console.print(_summary(reports))

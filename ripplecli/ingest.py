@@ -1,0 +1,280 @@
+"""The write phase: formats -> windows -> extractor -> encoder -> store + graph, one transaction per conversation."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from ripplecli.config import Settings
+from ripplecli.cues import canonical_name
+from ripplecli.errors import InputError
+from ripplecli.graph.build import GraphBuilder, MemoryCues
+from ripplecli.model import Conversation, MemoryDraft, Session, Turn
+from ripplecli.store.db import Store
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did, for the summary table and the ingest_runs row."""
+
+    file: str
+    conversations: int = 0
+    new_sources: int = 0
+    duplicates: int = 0
+    memories: int = 0
+    edges: dict[str, int] = field(default_factory=dict)
+    failures: int = 0
+    seconds: float = 0.0
+    run_id: int = 0
+
+
+@dataclass
+class PendingTurn:
+    """A turn not yet in the store, with where it sits in its conversation."""
+
+    session: Session
+    turn: Turn
+    position: int
+    content_hash: str
+
+
+def turn_hash(conversation_id: str, session: Session, turn: Turn) -> str:
+    """Identity of a raw turn: re-ingesting the same turn is recognised and skipped."""
+    stamp = session.timestamp.isoformat() if session.timestamp else ""
+    payload = "\x1f".join([conversation_id, session.session_id, turn.turn_id, turn.speaker, turn.text, stamp])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def file_hash(path: Path) -> str:
+    """Content hash of an ingested file, recorded with its run."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Ingestor:
+    """Runs the write phase against one open store."""
+
+    def __init__(self, store: Store, settings: Settings, encoder, extractor, progress: Progress | None = None):
+        self.store = store
+        self.settings = settings
+        self.encoder = encoder
+        self.extractor = extractor
+        self.progress = progress or (lambda done, total: None)
+        self.graph = GraphBuilder(store, settings.graph)
+
+    def ingest(self, conversations: Sequence[Conversation], label: str, content_hash: str) -> IngestReport:
+        """Ingest parsed conversations; every check runs before the first write."""
+        started = time.perf_counter()
+        report = IngestReport(file=label, conversations=len(conversations))
+        plans = [(conv, self._pending(conv)) for conv in conversations]
+        total = sum(len(p) for _, p in plans)
+        report.duplicates = sum(c.turn_count for c, _ in plans) - total if plans else 0
+        report.run_id = self.store.next_id("ingest_runs", "run_id")
+        done = 0
+        self.progress(0, total)
+        for conv, pending in plans:
+            if pending:
+                self._ingest_batch(conv, pending, report)
+                done += len(pending)
+                self.progress(done, total)
+        report.seconds = time.perf_counter() - started
+        with self.store.transaction():
+            self._record_run(report, content_hash)
+        if report.memories:
+            self.store.refresh_lexical_index()
+        return report
+
+    def _pending(self, conv: Conversation) -> list[PendingTurn]:
+        """Turns of `conv` not stored yet; a stored turn id with other content is refused."""
+        flat = [(s, t, turn_hash(conv.conversation_id, s, t)) for s in conv.sessions for t in s.turns]
+        stored = dict(
+            self.store.con.execute(
+                "SELECT turn_id, content_hash FROM sources WHERE conversation_id = ?", [conv.conversation_id]
+            ).fetchall()
+        )
+        row = self.store.con.execute(
+            "SELECT coalesce(max(position), -1) FROM sources WHERE conversation_id = ?", [conv.conversation_id]
+        ).fetchone()
+        next_position = int(row[0]) + 1 if row else 0
+        pending = []
+        for session, turn, digest in flat:
+            known = stored.get(turn.turn_id)
+            if known == digest:
+                continue
+            if known is not None:
+                raise InputError(
+                    f"conversation {conv.conversation_id}: turn {turn.turn_id} is already stored with "
+                    "different content (forget it first, or give the turn another id)"
+                )
+            pending.append(PendingTurn(session, turn, next_position + len(pending), digest))
+        return pending
+
+    def _ingest_batch(self, conv: Conversation, pending: list[PendingTurn], report: IngestReport) -> None:
+        """Extract, encode, link and write one conversation's new turns in one transaction."""
+        drafts = self._extract(conv, pending)
+        vectors = self.encoder.encode([d.restatement for d in drafts]) if drafts else np.zeros((0, 1))
+        first_id = self.store.next_id("memories", "memory_id")
+        ids = list(range(first_id, first_id + len(drafts)))
+        positions = {p.turn.turn_id: p for p in pending}
+        cues = [self._memory_cues(conv, mid, d, positions) for mid, d in zip(ids, drafts, strict=True)]
+        index = self.store.vector_index()
+        index.add(ids, vectors)
+        speakers = {conv.conversation_id: {canonical_name(s) for s in conv.speakers}}
+        try:
+            graph = self.graph.build(cues, vectors, index, speakers)
+            with self.store.transaction():
+                self._write(conv, pending, ids, drafts, vectors, cues, graph.edges, report.run_id)
+        except BaseException:
+            self.store.drop_vector_index()
+            raise
+        self.store.save_vector_index()
+        report.new_sources += len(pending)
+        report.memories += len(drafts)
+        for channel, count in graph.counts().items():
+            report.edges[channel] = report.edges.get(channel, 0) + count
+
+    def _extract(self, conv: Conversation, pending: list[PendingTurn]) -> list[MemoryDraft]:
+        """Run the extractor over windows of the new turns only."""
+        from ripplecli.extract.windows import make_windows
+
+        new_sessions: dict[str, Session] = {}
+        for p in pending:
+            session = new_sessions.setdefault(
+                p.session.session_id, Session(p.session.session_id, p.session.timestamp, [])
+            )
+            session.turns.append(p.turn)
+        fresh = Conversation(conv.conversation_id, list(new_sessions.values()))
+        windows = list(
+            make_windows(fresh, self.settings.window_turns, self.settings.window_overlap, self._known_persons(conv))
+        )
+        if hasattr(self.extractor, "extract_many"):
+            per_window = self.extractor.extract_many(windows)
+        else:
+            per_window = [self.extractor.extract(w) for w in windows]
+        return [draft for drafts in per_window for draft in drafts]
+
+    def _known_persons(self, conv: Conversation) -> list[str]:
+        """Speakers plus persons already in the store, so names spaCy misses are still found."""
+        stored = [r[0] for r in self.store.con.execute("SELECT DISTINCT person FROM memory_persons").fetchall()]
+        return list(dict.fromkeys([*conv.speakers, *stored]))
+
+    @staticmethod
+    def _memory_cues(conv: Conversation, mid: int, draft: MemoryDraft, positions) -> MemoryCues:
+        """Place a draft in its conversation: session and position of its first source turn."""
+        first = positions[draft.source_turns[0]]
+        return MemoryCues(
+            memory_id=mid,
+            conversation_id=conv.conversation_id,
+            session_id=first.session.session_id,
+            position=first.position,
+            persons=draft.persons,
+            locations=draft.locations,
+            time_start=draft.time_start,
+            time_end=draft.time_end,
+            time_grounded=draft.time_grounded,
+        )
+
+    def _write(self, conv, pending, ids, drafts, vectors, cues, edges, run_id) -> None:
+        """Insert sources, memories, provenance, cues, vectors and edges (inside one transaction)."""
+        store = self.store
+        first_source = store.next_id("sources", "source_id")
+        source_ids = {p.turn.turn_id: first_source + i for i, p in enumerate(pending)}
+        store.con.execute("INSERT OR IGNORE INTO conversations VALUES (?, ?)", [conv.conversation_id, conv.speakers])
+        store.insert(
+            "sources",
+            {
+                "source_id": [source_ids[p.turn.turn_id] for p in pending],
+                "conversation_id": [conv.conversation_id] * len(pending),
+                "session_id": [p.session.session_id for p in pending],
+                "turn_id": [p.turn.turn_id for p in pending],
+                "position": [p.position for p in pending],
+                "speaker": [p.turn.speaker for p in pending],
+                "text": [p.turn.text for p in pending],
+                "session_ts": [p.session.timestamp for p in pending],
+                "content_hash": [p.content_hash for p in pending],
+                "run_id": [run_id] * len(pending),
+            },
+        )
+        session_ts = {p.session.session_id: p.session.timestamp for p in pending}
+        now = datetime.now().replace(microsecond=0)
+        store.insert(
+            "memories",
+            {
+                "memory_id": ids,
+                "conversation_id": [c.conversation_id for c in cues],
+                "session_id": [c.session_id for c in cues],
+                "position": [c.position for c in cues],
+                "restatement": [d.restatement for d in drafts],
+                "persons": [list(d.persons) for d in drafts],
+                "locations": [list(d.locations) for d in drafts],
+                "time_start": [d.time_start for d in drafts],
+                "time_end": [d.time_end for d in drafts],
+                "time_grounded": [d.time_grounded for d in drafts],
+                "session_ts": [session_ts.get(c.session_id) for c in cues],
+                "extractor": [d.extractor for d in drafts],
+                "created": [now] * len(ids),
+                "run_id": [run_id] * len(ids),
+            },
+        )
+        pairs = [(mid, source_ids[t]) for mid, d in zip(ids, drafts, strict=True) for t in d.source_turns]
+        store.insert("provenance", {"memory_id": [m for m, _ in pairs], "source_id": [s for _, s in pairs]})
+        store.insert("vectors", {"memory_id": ids, "vector": [v.tolist() for v in vectors]})
+        self._write_cues(ids, drafts)
+        store.insert(
+            "edges",
+            {
+                "src": [e.src for e in edges],
+                "dst": [e.dst for e in edges],
+                "channel": [e.channel for e in edges],
+                "weight": [e.weight for e in edges],
+            },
+        )
+
+    def _write_cues(self, ids: list[int], drafts: list[MemoryDraft]) -> None:
+        """Person, location and concept cue rows, and the form -> concept vocabulary for query matching."""
+        tables = {
+            "memory_persons": ("person", lambda d: d.persons),
+            "memory_locations": ("location", lambda d: d.locations),
+            "memory_cues": ("cue", lambda d: d.concepts),
+        }
+        for table, (column, values) in tables.items():
+            pairs = [(mid, v) for mid, d in zip(ids, drafts, strict=True) for v in dict.fromkeys(values(d))]
+            self.store.insert(table, {"memory_id": [m for m, _ in pairs], column: [v for _, v in pairs]})
+        forms = {
+            (form, cue) for d in drafts for cue in d.concepts for form in {cue, *d.concept_forms.get(cue, [])} if form
+        }
+        ordered = sorted(forms)
+        self.store.insert(
+            "cue_forms", {"form": [f for f, _ in ordered], "cue": [c for _, c in ordered]}, skip_existing=True
+        )
+
+    def _record_run(self, report: IngestReport, content_hash: str) -> None:
+        """The ingest_runs row: file, hash, counts, timing."""
+        import json
+
+        self.store.con.execute(
+            "INSERT OR REPLACE INTO ingest_runs VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                report.run_id,
+                report.file,
+                content_hash,
+                report.seconds,
+                report.new_sources,
+                report.duplicates,
+                report.memories,
+                json.dumps(report.edges, sort_keys=True),
+                report.failures,
+                "done",
+            ],
+        )

@@ -1,0 +1,144 @@
+"""Query cues by lookup in the store's own cue vocabulary: no NLP model on the query path (DESIGN §6)."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from ripplecli.cues import STOPWORDS, canonical_name, content_tokens, match_cues, tokenize
+from ripplecli.store.db import Store
+
+QUERY_ANALYZERS: dict[str, str] = {"rules": "ripplecli.recall.query:RulesQueryAnalyzer"}
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?,?\s+(\d{4})\b", re.I)
+_YEAR = re.compile(r"\b(19\d{2}|20\d{2})\b")
+_RELATIVE = {
+    "yesterday": ("day", -1),
+    "today": ("day", 0),
+    "last week": ("week", -1),
+    "this week": ("week", 0),
+    "last month": ("month", -1),
+    "this month": ("month", 0),
+    "last year": ("year", -1),
+    "this year": ("year", 0),
+}
+
+
+@dataclass
+class QueryCues:
+    """c_q: what the question is about, as the store knows it."""
+
+    text: str
+    keywords: list[str] = field(default_factory=list)
+    persons: list[str] = field(default_factory=list)
+    locations: list[str] = field(default_factory=list)
+    concepts: list[str] = field(default_factory=list)
+    time_range: tuple[datetime, datetime] | None = None
+
+
+class QueryAnalyzer(Protocol):
+    """Turns a question into query cues."""
+
+    def analyze(self, question: str, store: Store, as_of: datetime) -> QueryCues: ...
+
+
+def ngrams(tokens: list[str], max_n: int = 4) -> list[str]:
+    """Every contiguous token n-gram up to `max_n`."""
+    return [" ".join(tokens[i : i + n]) for n in range(1, max_n + 1) for i in range(len(tokens) - n + 1)]
+
+
+def _interval(unit: str, anchor: datetime) -> tuple[datetime, datetime]:
+    """The whole day/week/month/year containing `anchor`."""
+    day = anchor.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "day":
+        start, end = day, day + timedelta(days=1)
+    elif unit == "week":
+        start = day - timedelta(days=day.weekday())
+        end = start + timedelta(days=7)
+    elif unit == "month":
+        start = day.replace(day=1)
+        end = (start + timedelta(days=32)).replace(day=1)
+    else:
+        start = day.replace(month=1, day=1)
+        end = start.replace(year=start.year + 1)
+    return start, end - timedelta(seconds=1)
+
+
+def _shift(unit: str, anchor: datetime, steps: int) -> datetime:
+    """Move `anchor` by whole units (months and years by calendar)."""
+    if unit == "day":
+        return anchor + timedelta(days=steps)
+    if unit == "week":
+        return anchor + timedelta(weeks=steps)
+    if unit == "month":
+        month = anchor.month - 1 + steps
+        return anchor.replace(year=anchor.year + month // 12, month=month % 12 + 1, day=1)
+    return anchor.replace(year=anchor.year + steps, day=1)
+
+
+def time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | None:
+    """ "in May 2023", "in 2022", "last week"... resolved against the question's date; None otherwise."""
+    lowered = question.lower()
+    match = _MONTH_YEAR.search(question)
+    if match:
+        return _interval("month", datetime(int(match.group(2)), MONTHS[match.group(1).lower()], 1))
+    for phrase, (unit, steps) in _RELATIVE.items():
+        if re.search(rf"\b{phrase}\b", lowered):
+            return _interval(unit, _shift(unit, as_of, steps))
+    year = _YEAR.search(question)
+    if year:
+        return _interval("year", datetime(int(year.group(1)), 1, 1))
+    return None
+
+
+class RulesQueryAnalyzer:
+    """Names, places and concepts matched against what the store recorded at ingest."""
+
+    def analyze(self, question: str, store: Store, as_of: datetime) -> QueryCues:
+        tokens = content_tokens(question)
+        grams = ngrams(tokens)
+        raw_grams = ngrams([t for t in tokenize(question) if t not in STOPWORDS])
+        vocabulary = self._vocabulary(store, grams)
+        persons = self._names(store, "memory_persons", "person", raw_grams)
+        speakers = self._speakers(store, raw_grams)
+        locations = self._names(store, "memory_locations", "location", raw_grams)
+        return QueryCues(
+            text=question.strip(),
+            keywords=tokens[:6],
+            persons=list(dict.fromkeys([*speakers, *persons])),
+            locations=locations,
+            concepts=match_cues(question, vocabulary),
+            time_range=time_range(question, as_of),
+        )
+
+    @staticmethod
+    def _vocabulary(store: Store, grams: list[str]) -> dict[str, str]:
+        """form -> cue for the question's n-grams only (one indexed lookup, not the whole vocabulary)."""
+        if not grams:
+            return {}
+        rows = store.con.execute(
+            "SELECT form, min(cue) FROM cue_forms WHERE form IN (SELECT unnest($1)) GROUP BY form", [grams]
+        ).fetchall()
+        return dict(rows)
+
+    @staticmethod
+    def _names(store: Store, table: str, column: str, grams: list[str]) -> list[str]:
+        """Stored person/location names that occur in the question."""
+        if not grams:
+            return []
+        wanted = [canonical_name(g) for g in grams]
+        rows = store.con.execute(
+            f"SELECT DISTINCT {column} FROM {table} WHERE {column} IN (SELECT unnest($1))", [wanted]
+        ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    @staticmethod
+    def _speakers(store: Store, grams: list[str]) -> list[str]:
+        """Conversation speakers named in the question."""
+        rows = store.con.execute("SELECT DISTINCT unnest(speakers) FROM conversations").fetchall()
+        names = {canonical_name(r[0]) for r in rows}
+        return sorted(names & {canonical_name(g) for g in grams})

@@ -1,0 +1,79 @@
+"""The three first-hop views: dense (hnswlib), lexical (bm25s) and cue-index matching."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ripplecli.recall.query import QueryCues
+from ripplecli.store.db import Store
+
+Ranked = list[tuple[int, float]]
+
+
+@dataclass
+class ViewHits:
+    """One view's ranked memories (best first) with its score per memory."""
+
+    view: str
+    ranked: Ranked
+
+    def top(self, n: int) -> Ranked:
+        """The first n hits."""
+        return self.ranked[:n]
+
+
+def dense_view(store: Store, query_vector: np.ndarray, depth: int) -> ViewHits:
+    """Nearest restatements by cosine similarity."""
+    return ViewHits("dense", store.vector_index().search(query_vector, depth))
+
+
+def lexical_view(store: Store, question: str, depth: int) -> ViewHits:
+    """BM25 over restatements, with the same tokens as ingest."""
+    return ViewHits("lexical", store.lexical_index().search(question, depth))
+
+
+def cue_view(store: Store, cues: QueryCues, depth: int, max_share: float = 0.2) -> ViewHits:
+    """Memories sharing the question's rare cues (concepts, persons, places, time), scored by summed IDF."""
+    keyed = {
+        "memory_cues": ("cue", cues.concepts),
+        "memory_persons": ("person", cues.persons),
+        "memory_locations": ("location", cues.locations),
+    }
+    hits: dict[str, list[int]] = defaultdict(list)
+    for table, (column, values) in keyed.items():
+        if not values:
+            continue
+        rows = store.con.execute(
+            f"SELECT {column}, memory_id FROM {table} WHERE {column} IN (SELECT unnest($1))", [values]
+        ).fetchall()
+        for value, mid in rows:
+            hits[f"{column}:{value}"].append(mid)
+    if cues.time_range:
+        start, end = cues.time_range
+        rows = store.con.execute(
+            "SELECT memory_id FROM memories WHERE time_grounded AND time_start <= ? AND time_end >= ?", [end, start]
+        ).fetchall()
+        hits["time"] = [r[0] for r in rows]
+    total = max(store.count("memories"), 1)
+    scores: dict[int, float] = defaultdict(float)
+    for members in hits.values():
+        if len(members) > max_share * total and len(hits) > 1:
+            continue
+        weight = math.log(1.0 + total / len(members))
+        for mid in set(members):
+            scores[mid] += weight
+    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
+    return ViewHits("cue", ranked[:depth])
+
+
+def rrf(lists: list[tuple[Ranked, float]], k: float = 60.0) -> dict[int, float]:
+    """Reciprocal-rank fusion: Σ weight / (k + rank) over the lists a memory appears in."""
+    fused: dict[int, float] = defaultdict(float)
+    for ranked, weight in lists:
+        for rank, (mid, _score) in enumerate(ranked, start=1):
+            fused[mid] += weight / (k + rank)
+    return dict(fused)

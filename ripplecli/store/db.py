@@ -1,0 +1,205 @@
+"""The store: one DuckDB file (source of truth) plus derived indexes rebuilt from it when stale."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ripplecli.errors import StoreBusyError, StoreError
+from ripplecli.store import schema
+
+log = logging.getLogger("ripplecli")
+
+DB_FILE = "ripple.duckdb"
+VECTOR_FILE = "vectors.hnsw"
+LEXICAL_DIR = "lexical"
+_LOCK_PID = re.compile(r"PID (\d+)")
+
+
+def _private_folder(path: Path) -> None:
+    """Create the store folder readable by its owner only: it holds private conversations."""
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def _connect(db_path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open DuckDB, turning its lock conflict into one clear line naming the other process."""
+    try:
+        return duckdb.connect(str(db_path), read_only=read_only)
+    except duckdb.IOException as exc:
+        message = str(exc)
+        if "lock" not in message.lower():
+            raise StoreError(f"store {db_path.parent}: cannot open: {message.splitlines()[0]}") from None
+        match = _LOCK_PID.search(message)
+        holder = f"process {match.group(1)}" if match else "another process"
+        raise StoreBusyError(f"store {db_path.parent} is in use by {holder}") from None
+
+
+class Store:
+    """A store folder: the DuckDB connection, its meta, and lazily opened derived indexes."""
+
+    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, read_only: bool):
+        self.path = path
+        self.con = con
+        self.read_only = read_only
+        self._vectors: Any = None
+        self._lexical: Any = None
+
+    @classmethod
+    def open(cls, path: Path, *, create: bool = True, read_only: bool = False) -> Store:
+        """Open (and with `create`, initialise) the store folder at `path`."""
+        path = Path(path).expanduser()
+        db_path = path / DB_FILE
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"store {path}: not a folder")
+        if not db_path.exists():
+            if not create:
+                raise StoreError(f"store {path}: no ripple store here (run `ripple ingest` first)")
+            read_only = False
+            _private_folder(path)
+        con = _connect(db_path, read_only)
+        store = cls(path, con, read_only)
+        store._check_schema()
+        return store
+
+    def _check_schema(self) -> None:
+        """Refuse a store from a newer ripple; migrate an older one when writable."""
+        version = schema.current_version(self.con) if not self.read_only else self._read_version()
+        if version > schema.LATEST_VERSION:
+            raise StoreError(
+                f"store {self.path}: schema version {version} is newer than this ripple "
+                f"(knows {schema.LATEST_VERSION}); upgrade ripple"
+            )
+        if version < schema.LATEST_VERSION:
+            if self.read_only:
+                raise StoreError(f"store {self.path}: schema {version} needs a migration; open it for writing")
+            schema.migrate(self.con)
+            os.chmod(self.path / DB_FILE, 0o600)
+
+    def _read_version(self) -> int:
+        """The schema version without creating anything (read-only connections)."""
+        try:
+            row = self.con.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        except duckdb.CatalogException:
+            return 0
+        return int(row[0] or 0) if row else 0
+
+    def close(self) -> None:
+        """Close the connection; derived indexes are saved by the writer that changed them."""
+        self.con.close()
+
+    # --- meta -------------------------------------------------------------------------------
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        """A JSON value from the meta table."""
+        row = self.con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def set_meta(self, key: str, value: Any) -> None:
+        """Store a JSON value in the meta table (inside the caller's transaction, if any)."""
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, json.dumps(value, sort_keys=True)])
+
+    @property
+    def data_version(self) -> int:
+        """Bumped by every committed write; derived indexes record the version they were built from."""
+        return int(self.get_meta("data_version", 0))
+
+    # --- writing ----------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing: an exception (or a kill) leaves the store as it was before the block."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+            self.set_meta("data_version", self.data_version + 1)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+
+    def insert(self, table: str, rows: dict[str, Sequence[Any]], *, skip_existing: bool = False) -> int:
+        """Bulk insert column lists in one statement (unnest), far faster than executemany."""
+        columns = list(rows)
+        count = len(rows[columns[0]]) if columns else 0
+        if count == 0:
+            return 0
+        selects = ", ".join(f"unnest(${i + 1}) AS {name}" for i, name in enumerate(columns))
+        self.con.execute(
+            f"INSERT {'OR IGNORE ' if skip_existing else ''}INTO {table} ({', '.join(columns)}) SELECT {selects}",
+            [list(rows[name]) for name in columns],
+        )
+        return count
+
+    def next_id(self, table: str, column: str) -> int:
+        """The next free integer id of a table (one writer at a time, so no race)."""
+        row = self.con.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()
+        return int(row[0]) if row else 1
+
+    # --- derived indexes ---------------------------------------------------------------------
+    def vector_index(self) -> Any:
+        """The hnswlib index, rebuilt from the vectors table when its count or version disagrees."""
+        if self._vectors is None:
+            from ripplecli.store.vectors import HnswIndex
+
+            dim = int(self.get_meta("encoder_dim", 384))
+            index = HnswIndex.open(self.path / VECTOR_FILE, dim)
+            count = self.count("vectors")
+            saved = index.meta or {}
+            if saved.get("count") != count or saved.get("version") != self.data_version:
+                log.warning("vector index is stale (%s); rebuilding it from %d stored vectors", saved, count)
+                ids, vectors = self.all_vectors()
+                index.rebuild(ids, vectors)
+                if not self.read_only:
+                    index.save(self.data_version)
+            self._vectors = index
+        return self._vectors
+
+    def save_vector_index(self) -> None:
+        """Persist the in-memory vector index after a commit (atomic: temp file + rename)."""
+        if self._vectors is not None:
+            self._vectors.save(self.data_version)
+
+    def drop_vector_index(self) -> None:
+        """Forget the in-memory index (after a rollback) so it is reloaded from disk."""
+        self._vectors = None
+
+    def lexical_index(self) -> Any:
+        """The BM25 index over restatements, rebuilt when the store changed since it was built."""
+        if self._lexical is None:
+            from ripplecli.store.lexical import Bm25Index
+
+            index, version = Bm25Index.load(self.path / LEXICAL_DIR)
+            if index is None or version != self.data_version:
+                rows = self.con.execute("SELECT memory_id, restatement FROM memories ORDER BY memory_id").fetchall()
+                index = Bm25Index.build([r[0] for r in rows], [r[1] for r in rows])
+                if not self.read_only:
+                    index.save(self.path / LEXICAL_DIR, self.data_version)
+            self._lexical = index
+        return self._lexical
+
+    def refresh_lexical_index(self) -> None:
+        """Rebuild and save the lexical index now (end of an ingest), so asks find it fresh."""
+        self._lexical = None
+        self.lexical_index()
+
+    # --- reading ----------------------------------------------------------------------------
+    def count(self, table: str) -> int:
+        """Row count of a table."""
+        row = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        return int(row[0]) if row else 0
+
+    def all_vectors(self) -> tuple[list[int], Any]:
+        """Every stored vector, the source of truth the ANN index is rebuilt from."""
+        import numpy as np
+
+        rows = self.con.execute("SELECT memory_id, vector FROM vectors ORDER BY memory_id").fetchall()
+        dim = int(self.get_meta("encoder_dim", 384))
+        matrix = np.array([r[1] for r in rows], dtype=np.float32).reshape(len(rows), dim)
+        return [r[0] for r in rows], matrix

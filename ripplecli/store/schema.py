@@ -1,0 +1,125 @@
+"""Ordered, recorded schema migrations; each runs in its own transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+
+SCHEMA_V1 = """
+CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+CREATE TABLE conversations (
+    conversation_id VARCHAR PRIMARY KEY,
+    speakers VARCHAR[] NOT NULL
+);
+CREATE TABLE sources (
+    source_id BIGINT PRIMARY KEY,
+    conversation_id VARCHAR NOT NULL,
+    session_id VARCHAR NOT NULL,
+    turn_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    speaker VARCHAR NOT NULL,
+    text VARCHAR NOT NULL,
+    session_ts TIMESTAMP,
+    content_hash VARCHAR NOT NULL,
+    run_id BIGINT NOT NULL
+);
+CREATE TABLE memories (
+    memory_id BIGINT PRIMARY KEY,
+    conversation_id VARCHAR NOT NULL,
+    session_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    restatement VARCHAR NOT NULL,
+    persons VARCHAR[] NOT NULL,
+    locations VARCHAR[] NOT NULL,
+    time_start TIMESTAMP,
+    time_end TIMESTAMP,
+    time_grounded BOOLEAN NOT NULL,
+    session_ts TIMESTAMP,
+    extractor VARCHAR NOT NULL,
+    created TIMESTAMP NOT NULL,
+    run_id BIGINT NOT NULL
+);
+CREATE TABLE provenance (memory_id BIGINT NOT NULL, source_id BIGINT NOT NULL);
+CREATE TABLE vectors (memory_id BIGINT PRIMARY KEY, vector FLOAT[] NOT NULL);
+CREATE TABLE memory_persons (memory_id BIGINT NOT NULL, person VARCHAR NOT NULL);
+CREATE TABLE memory_locations (memory_id BIGINT NOT NULL, location VARCHAR NOT NULL);
+CREATE TABLE memory_cues (memory_id BIGINT NOT NULL, cue VARCHAR NOT NULL);
+CREATE TABLE cue_forms (form VARCHAR NOT NULL, cue VARCHAR NOT NULL, PRIMARY KEY (form, cue));
+CREATE TABLE edges (
+    src BIGINT NOT NULL,
+    dst BIGINT NOT NULL,
+    channel VARCHAR NOT NULL,
+    weight DOUBLE NOT NULL,
+    info VARCHAR
+);
+CREATE TABLE ingest_runs (
+    run_id BIGINT PRIMARY KEY,
+    file VARCHAR NOT NULL,
+    file_hash VARCHAR NOT NULL,
+    started TIMESTAMP NOT NULL,
+    seconds DOUBLE,
+    new_sources INTEGER,
+    duplicates INTEGER,
+    memories INTEGER,
+    edges VARCHAR,
+    failures INTEGER,
+    status VARCHAR NOT NULL
+);
+CREATE TABLE failures (
+    run_id BIGINT NOT NULL,
+    stage VARCHAR NOT NULL,
+    location VARCHAR NOT NULL,
+    error VARCHAR NOT NULL,
+    raw_output VARCHAR
+);
+CREATE INDEX sources_hash ON sources (content_hash);
+CREATE INDEX sources_turn ON sources (conversation_id, turn_id);
+CREATE INDEX provenance_memory ON provenance (memory_id);
+CREATE INDEX persons_person ON memory_persons (person);
+CREATE INDEX locations_location ON memory_locations (location);
+CREATE INDEX cues_cue ON memory_cues (cue);
+CREATE INDEX cues_memory ON memory_cues (memory_id);
+CREATE INDEX edges_src ON edges (src);
+CREATE INDEX edges_dst ON edges (dst);
+"""
+
+
+def _sql(script: str) -> Callable[[duckdb.DuckDBPyConnection], None]:
+    """A migration step that runs a SQL script."""
+    return lambda con: con.execute(script)
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
+    (1, "initial schema: sources, memories, cues, vectors, edges, runs", _sql(SCHEMA_V1)),
+]
+
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def current_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest applied migration, 0 for a new file."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied TIMESTAMP NOT NULL)"
+    )
+    row = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0) if row else 0
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply pending migrations in order, each in a transaction; returns the versions applied."""
+    applied = []
+    for version, name, step in MIGRATIONS:
+        if version <= current_version(con):
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            step(con)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?, now()::TIMESTAMP)", [version, name])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied
