@@ -1,0 +1,167 @@
+"""Typed access to parsed JSON that remembers where each value sits, so every shape error names its path."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ripplecli.errors import InputError
+
+Keys = tuple[str | int, ...]
+
+MAX_TEXT_CHARS = 200_000  # one turn larger than a long book chapter is a broken export, not a chat message
+
+JSON_TYPES = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+}
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]{0,63}", re.ASCII)
+
+
+def quote(value: str, limit: int = 60) -> str:
+    """A value shown in a message: JSON-quoted so newlines stay escaped, and cut short."""
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
+
+
+def json_path(keys: Keys) -> str:
+    """Render keys the way people read JSON paths: sessions[2].turns[5].speaker."""
+    parts = [
+        f"[{key}]" if isinstance(key, int) else f".{key}" if _PLAIN_KEY.fullmatch(key) else f"[{quote(key)}]"
+        for key in keys
+    ]
+    return "".join(parts).lstrip(".") or "top level"
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a Python value's type, for messages."""
+    return JSON_TYPES.get(type(value), type(value).__name__)
+
+
+class ShapeError(InputError):
+    """A value of the wrong shape; keeps its JSON path so the loader can add the line it sits on."""
+
+    def __init__(self, keys: Keys, problem: str, source: str = "") -> None:
+        self.keys, self.problem, self.source = keys, problem, source
+        prefix = f"{source}: " if source else ""
+        super().__init__(f"{prefix}{json_path(keys)}: {problem}")
+
+    def within(self, source: str) -> ShapeError:
+        """The same error, now naming the file it came from."""
+        return ShapeError(self.keys, self.problem, source)
+
+
+@contextmanager
+def located(source: str) -> Iterator[None]:
+    """Make shape errors raised inside a parser name the file they describe."""
+    try:
+        yield
+    except ShapeError as err:
+        raise err.within(source) from None
+
+
+def clean_text(value: str) -> str:
+    """Drop control characters and lone surrogates so every later stage (DuckDB, spaCy) can take the text."""
+    if not value.isascii():
+        value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return _CONTROL.sub("", value).strip()
+
+
+def default_id(source: str, index: int, count: int) -> str:
+    """Conversation id when the file gives none: the file stem, numbered when the file holds several."""
+    stem = Path(source).stem or "chat"
+    return stem if count == 1 else f"{stem}-{index + 1}"
+
+
+@dataclass(frozen=True)
+class Node:
+    """A JSON value plus its path; accessors check the type and raise ShapeError naming that path."""
+
+    value: object
+    keys: Keys = ()
+
+    def fail(self, problem: str) -> ShapeError:
+        """An error about this value."""
+        return ShapeError(self.keys, problem)
+
+    def _expect(self, kind: type, wanted: str) -> None:
+        """Refuse a value of the wrong JSON type before anything relies on it."""
+        if not isinstance(self.value, kind):
+            raise self.fail(f"must be {wanted}, got {json_type(self.value)}")
+
+    def fields(self) -> dict:
+        """The value as an object."""
+        self._expect(dict, "an object")
+        return self.value  # type: ignore[return-value]
+
+    def at(self, key: str) -> Node:
+        """A required member; a missing key is named by its full path."""
+        fields = self.fields()
+        if key not in fields:
+            raise ShapeError((*self.keys, key), "is missing")
+        return Node(fields[key], (*self.keys, key))
+
+    def get(self, key: str) -> Node | None:
+        """An optional member: missing and null both mean absent."""
+        fields = self.fields()
+        return None if fields.get(key) is None else Node(fields[key], (*self.keys, key))
+
+    def items(self) -> list[Node]:
+        """The elements of an array, each with its index in the path."""
+        self._expect(list, "an array")
+        return [Node(value, (*self.keys, index)) for index, value in enumerate(self.value)]  # type: ignore[arg-type]
+
+    def string(self) -> str:
+        """Any string, cleaned; may be empty."""
+        self._expect(str, "a string")
+        text = clean_text(self.value)  # type: ignore[arg-type]
+        if len(text) > MAX_TEXT_CHARS:
+            raise self.fail(f"is {len(text):,} characters long; ripple reads at most {MAX_TEXT_CHARS:,}")
+        return text
+
+    def text(self) -> str:
+        """A string that must say something: empty or blank is an error."""
+        text = self.string()
+        if not text:
+            raise self.fail("must not be empty")
+        return text
+
+    def number(self) -> float:
+        """A JSON number (not a boolean)."""
+        if isinstance(self.value, bool) or not isinstance(self.value, int | float):
+            raise self.fail(f"must be a number, got {json_type(self.value)}")
+        return float(self.value)
+
+
+class Unique:
+    """Remembers where each id was first seen so a duplicate can point at both places."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.first_seen: dict[str, Keys] = {}
+
+    def claim(self, value: str, keys: Keys) -> str:
+        """Register `value`; a second claim is a ShapeError at `keys`."""
+        if value in self.first_seen:
+            where = json_path(self.first_seen[value])
+            raise ShapeError(keys, f"duplicate {self.kind} {quote(value)} (first at {where})")
+        self.first_seen[value] = keys
+        return value
+
+
+def with_caption(text: str, caption: str) -> str:
+    """An image turn's text: what was said plus what the picture shows, so both become searchable."""
+    if not caption:
+        return text
+    return f"{text} [image: {caption}]" if text else f"[image: {caption}]"

@@ -1,0 +1,92 @@
+"""ripple's own chat format: the smallest JSON that says who said what, in which sitting, and when.
+
+A file holds one conversation object or a list of them::
+
+    {
+      "conversation_id": "dinner-plans",          # optional; default: the file stem (numbered in a list)
+      "sessions": [
+        {
+          "id": "s1",                             # optional; default: "1", "2", ... by position
+          "timestamp": "2023-04-23T19:30:00",     # optional, may be null; ISO 8601
+          "turns": [
+            {"speaker": "Alex", "text": "Have you been to Harbor Grill?",
+             "id": "D1:1",                        # optional; default: "D<session>:<turn>", 1-based
+             "image_caption": "a photo of ..."}   # optional; appended to the text as " [image: ...]"
+          ]
+        }
+      ]
+    }
+
+Timestamps with a time zone are converted to UTC and stored without one; date-only values mean midnight.
+Speakers and texts must be non-empty strings (a turn whose text is empty is allowed only when it carries an
+image caption), and turn ids must be unique within a conversation. Unknown keys are ignored.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ripplecli.formats.fields import Node, Unique, default_id, located, quote, with_caption
+from ripplecli.model import Conversation, Session, Turn
+
+
+def parse_native(data: object, source: str) -> list[Conversation]:
+    """Read native-format data parsed from the file named `source`."""
+    with located(source):
+        root = Node(data)
+        documents = root.items() if isinstance(data, list) else [root]
+        conversation_ids = Unique("conversation id")
+        conversations = []
+        for index, document in enumerate(documents):
+            conversation = _conversation(document, default_id(source, index, len(documents)))
+            conversation_ids.claim(conversation.conversation_id, document.keys)
+            conversations.append(conversation)
+        return conversations
+
+
+def _conversation(document: Node, fallback_id: str) -> Conversation:
+    """One conversation object; turn ids are checked for uniqueness across all its sessions."""
+    given_id = document.get("conversation_id")
+    conversation_id = given_id.text() if given_id else fallback_id
+    turn_ids, session_ids = Unique("turn id"), Unique("session id")
+    sessions = []
+    for number, node in enumerate(document.at("sessions").items(), start=1):
+        session = _session(node, number, turn_ids)
+        session_ids.claim(session.session_id, node.keys)
+        sessions.append(session)
+    return Conversation(conversation_id, sessions)
+
+
+def _session(node: Node, number: int, turn_ids: Unique) -> Session:
+    """One sitting; its turns get default ids D<session>:<turn> when the file has none."""
+    given_id = node.get("id")
+    stamp = node.get("timestamp")
+    turns = [
+        _turn(turn, f"D{number}:{position}", turn_ids)
+        for position, turn in enumerate(node.at("turns").items(), start=1)
+    ]
+    return Session(given_id.text() if given_id else str(number), parse_iso(stamp) if stamp else None, turns)
+
+
+def _turn(node: Node, fallback_id: str, turn_ids: Unique) -> Turn:
+    """One utterance; an image caption may stand in for empty text."""
+    given_id = node.get("id")
+    turn_id = given_id.text() if given_id else fallback_id
+    turn_ids.claim(turn_id, given_id.keys if given_id else node.keys)
+    caption_node = node.get("image_caption")
+    caption = caption_node.string() if caption_node else ""
+    text_node = node.at("text")
+    text = with_caption(text_node.string() if caption else text_node.text(), caption)
+    return Turn(turn_id, node.at("speaker").text(), text)
+
+
+def parse_iso(node: Node) -> datetime:
+    """An ISO 8601 timestamp as naive time; aware values are converted to UTC first."""
+    raw = node.string()
+    try:
+        stamp = datetime.fromisoformat(raw)
+        return stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp
+    except ValueError:
+        raise node.fail(f"is not an ISO 8601 date-time: {quote(raw)}") from None
+    except OverflowError:
+        raise node.fail(f"is out of range once converted to UTC: {quote(raw)}") from None
