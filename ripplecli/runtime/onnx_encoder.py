@@ -1,0 +1,208 @@
+"""The default encoder: the model exported once to ONNX, run with onnxruntime (no torch on the query path)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ripplecli.config import cache_home, force_offline
+from ripplecli.errors import ModelError
+from ripplecli.runtime.encoders import model_dir, model_name
+
+log = logging.getLogger(__name__)
+
+BATCH_SIZE = 64
+BATCH_TOKENS = 64 * 64  # padded tokens per batch
+FALLBACK_MAX_LENGTH = 512
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+HASH_CHUNK = 1 << 20
+KEY_MEMO = "keys.json"  # model folder -> (file sizes and mtimes, content key)
+MEAN_ONLY = {"pooling_mode_mean_tokens": True}
+
+
+class OnnxEncoder:
+    """Mean-pooled, L2-normalised sentence vectors identical to sentence-transformers', at a fraction of the load."""
+
+    def __init__(self, model: str) -> None:
+        force_offline()
+        folder = model_dir(model)
+        _require_mean_pooling(folder)
+        self.name = model_name(model)
+        self.dim = int(_read_json(folder / "config.json")["hidden_size"])
+        self._session = _open_session(ensure_exported(folder))
+        self._input_names = [node.name for node in self._session.get_inputs()]
+        self._tokenizer = _load_tokenizer(folder)
+        self._pad_id = _pad_id(folder, self._tokenizer)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors in input order; texts are batched by token length so padding stays small."""
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        token_ids = [item.ids for item in self._tokenizer.encode_batch(list(texts))]
+        for rows in _length_batches([len(ids) for ids in token_ids]):
+            vectors[rows] = self._encode_batch([token_ids[row] for row in rows])
+        return vectors
+
+    def _encode_batch(self, token_ids: list[list[int]]) -> np.ndarray:
+        """Run one padded batch and pool it."""
+        width = max(len(ids) for ids in token_ids)
+        input_ids = np.full((len(token_ids), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros_like(input_ids)
+        for row, ids in enumerate(token_ids):
+            input_ids[row, : len(ids)] = ids
+            mask[row, : len(ids)] = 1
+        feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
+        (token_vectors,) = self._session.run(None, {name: feeds[name] for name in self._input_names})
+        return _mean_pool_normalised(token_vectors, mask)
+
+
+def _length_batches(lengths: list[int]) -> Iterator[list[int]]:
+    """Row numbers in runs of similar length, capped in count and in padded tokens (one long text stays apart)."""
+    batch: list[int] = []
+    for row in np.argsort(lengths, kind="stable").tolist():
+        if batch and (len(batch) == BATCH_SIZE or (len(batch) + 1) * lengths[row] > BATCH_TOKENS):
+            yield batch
+            batch = []
+        batch.append(row)
+    if batch:
+        yield batch
+
+
+def ensure_exported(folder: Path) -> Path:
+    """The cached ONNX file for this model's exact weights, exported on first use."""
+    target = cache_home() / "encoders" / encoder_key(folder) / "model.onnx"
+    if not target.is_file():
+        log.info("exporting the encoder to ONNX (once)…")
+        from ripplecli.runtime.export_onnx import export_onnx
+
+        export_onnx(folder, target)
+    return target
+
+
+def encoder_key(folder: Path) -> str:
+    """A content hash of the weights and tokenizer, so a changed model never reuses a stale export."""
+    files = [path for path in (*(folder / name for name in WEIGHT_FILES), folder / "tokenizer.json") if path.is_file()]
+    stamp = [[path.name, path.stat().st_size, path.stat().st_mtime_ns] for path in files]
+    memo_file = cache_home() / "encoders" / KEY_MEMO
+    memo = _read_json_or_empty(memo_file)
+    entry = memo.get(str(folder.resolve()))
+    if entry and entry.get("stamp") == stamp:  # hashing 90 MB costs ~0.1 s on every query otherwise
+        return entry["key"]
+    key = _hash_files(files)
+    memo[str(folder.resolve())] = {"stamp": stamp, "key": key}
+    _write_json_atomically(memo_file, memo)
+    return key
+
+
+def _hash_files(files: list[Path]) -> str:
+    """sha256 over the files' names and bytes, first 16 hex digits."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode())
+        with path.open("rb") as handle:
+            while chunk := handle.read(HASH_CHUNK):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def max_length(folder: Path) -> int:
+    """The truncation length sentence-transformers uses for this model."""
+    st_config = folder / "sentence_bert_config.json"
+    if st_config.is_file():
+        return int(_read_json(st_config)["max_seq_length"])
+    positions = _read_json(folder / "config.json").get("max_position_embeddings", FALLBACK_MAX_LENGTH)
+    return min(int(positions), FALLBACK_MAX_LENGTH)
+
+
+def _require_mean_pooling(folder: Path) -> None:
+    """Refuse models whose sentence-transformers pipeline is more than a transformer + mean pooling."""
+    modules_file = folder / "modules.json"
+    if not modules_file.is_file():
+        return
+    for module in _read_json(modules_file):
+        kind = module["type"].rsplit(".", 1)[-1]
+        if kind not in {"Transformer", "Pooling", "Normalize"} or (
+            kind == "Pooling" and not _pools_by_mean(_read_json(folder / module["path"] / "config.json"))
+        ):
+            raise ModelError(
+                f"the onnx encoder supports only mean pooling ({folder} uses {kind}); "
+                "use the sentence-transformers backend"
+            )
+
+
+def _pools_by_mean(config: dict) -> bool:
+    """True when a Pooling config enables mean pooling and nothing else."""
+    if "pooling_mode" in config:
+        return config["pooling_mode"] == "mean"
+    enabled = {key: True for key, value in config.items() if key.startswith("pooling_mode") and value is True}
+    return enabled == MEAN_ONLY
+
+
+def _open_session(path: Path):
+    """An onnxruntime CPU session using every core, with graph optimisations on."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count() or 1
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _load_tokenizer(folder: Path):
+    """The model's fast tokenizer, truncating like sentence-transformers and leaving padding to us."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length(folder))
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _pad_id(folder: Path, tokenizer) -> int:
+    """The id of the model's padding token (0 for BERT-style vocabularies)."""
+    config_file = folder / "tokenizer_config.json"
+    pad_token = _read_json(config_file).get("pad_token") if config_file.is_file() else None
+    if isinstance(pad_token, dict):
+        pad_token = pad_token.get("content")
+    pad_id = tokenizer.token_to_id(pad_token) if isinstance(pad_token, str) else None
+    return pad_id if pad_id is not None else 0
+
+
+def _mean_pool_normalised(token_vectors: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Average the real tokens' vectors, then scale each sentence vector to unit length."""
+    weights = mask[:, :, None].astype(np.float32)
+    pooled = (token_vectors * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def _read_json_or_empty(path: Path) -> dict:
+    """A JSON object from disk, or {} when absent or damaged (the memo is only a shortcut)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _write_json_atomically(path: Path, value: dict) -> None:
+    """Best-effort atomic write: a temp file beside `path`, then os.replace; failures only cost a re-hash."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(value, stream)
+        os.replace(temp_name, path)
+    except OSError:
+        log.debug("could not write %s", path)
+
+
+def _read_json(path: Path):
+    """Parse a JSON file of the model folder."""
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,123 @@
+"""The encoders: the ONNX export must reproduce sentence-transformers' vectors exactly enough to swap them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ripplecli.errors import InputError, ModelError
+from ripplecli.runtime import export_onnx as export_module
+from ripplecli.runtime.encoders import load_encoder, model_dir
+from ripplecli.runtime.onnx_encoder import OnnxEncoder, encoder_key, ensure_exported
+
+SENTENCES = [
+    "Maya started pottery classes last week.",
+    "Jon said he'd sold his old guitar to pay for the trip to Lisbon.",
+    "ok",
+    "",
+    "What did Caroline paint after the support group meeting on 8 May 2023?",
+    "I love the sunrise photo you took at the lake!!! 🌅",
+    "We adopted two cats, Luna and Oliver, in 2021.",
+    "My grandmother's recipe uses cardamom, saffron and rose water.",
+    "The deadline moved from Friday to next Tuesday because the client asked for more tests.",
+    "Jon: yeah yeah yeah",
+    "Melanie went camping with her kids in the mountains and they roasted marshmallows.",
+    "naïve café résumé — déjà vu",
+    "1234 5678 90",
+    "She is reading 'Becoming' by Michelle Obama and finds it inspiring.",
+    "Tomorrow I'm flying to Tokyo for a conference on distributed databases.",
+    "The charity race raised money for mental health awareness.",
+    "word " * 400,
+    "Is it still raining there?",
+    "Gina lost her job at Door Dash and decided to open an online clothing store.",
+    "Thanks!",
+]
+
+
+@pytest.fixture(scope="session")
+def onnx_encoder(shared_cache: Path) -> OnnxEncoder:
+    """Built before the per-test environment exists, so point RIPPLE_CACHE at the session cache explicitly."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RIPPLE_CACHE", str(shared_cache))
+        return OnnxEncoder("all-MiniLM-L6-v2")
+
+
+def test_unknown_backend_is_an_input_error():
+    with pytest.raises(InputError, match="no-such-backend"):
+        load_encoder("no-such-backend")
+
+
+def test_missing_model_folder_is_named(tmp_path):
+    missing = tmp_path / "not-a-model"
+    with pytest.raises(ModelError, match="not-a-model"):
+        load_encoder("onnx", str(missing))
+
+
+def test_packaged_model_resolves_locally():
+    assert (model_dir("all-MiniLM-L6-v2") / "tokenizer.json").is_file()
+
+
+def test_other_poolings_are_refused_by_onnx(tmp_path):
+    (tmp_path / "config.json").write_text('{"hidden_size": 8}')
+    (tmp_path / "modules.json").write_text(
+        json.dumps([{"path": "", "type": "x.Transformer"}, {"path": "1_Pooling", "type": "x.Pooling"}])
+    )
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
+    with pytest.raises(ModelError, match="mean pooling"):
+        OnnxEncoder(str(tmp_path))
+
+
+def test_encoder_key_follows_content(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    (tmp_path / "tokenizer.json").write_text("{}")
+    first = encoder_key(tmp_path)
+    assert encoder_key(tmp_path) == first
+    (tmp_path / "tokenizer.json").write_text('{"changed": 1}')
+    assert encoder_key(tmp_path) != first
+
+
+@pytest.mark.slow
+def test_onnx_vectors_are_unit_length(onnx_encoder):
+    vectors = onnx_encoder.encode(SENTENCES)
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (len(SENTENCES), onnx_encoder.dim) == (len(SENTENCES), 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert onnx_encoder.name == "all-MiniLM-L6-v2"
+
+
+@pytest.mark.slow
+def test_empty_input_gives_empty_matrix(onnx_encoder):
+    assert onnx_encoder.encode([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_order_does_not_depend_on_batching(onnx_encoder):
+    single = np.vstack([onnx_encoder.encode([text]) for text in SENTENCES[:6]])
+    np.testing.assert_allclose(onnx_encoder.encode(SENTENCES[:6]), single, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_onnx_matches_sentence_transformers(onnx_encoder):
+    reference = load_encoder("sentence-transformers", "all-MiniLM-L6-v2")
+    assert reference.dim == onnx_encoder.dim
+    np.testing.assert_allclose(onnx_encoder.encode(SENTENCES), reference.encode(SENTENCES), atol=1e-5)
+    assert reference.encode([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_export_is_reused(onnx_encoder, monkeypatch):
+    exported = ensure_exported(model_dir("all-MiniLM-L6-v2"))
+    written_at = exported.stat().st_mtime_ns
+
+    def refuse(*_args):
+        raise AssertionError("exported twice")
+
+    monkeypatch.setattr(export_module, "export_onnx", refuse)
+    again = OnnxEncoder("all-MiniLM-L6-v2")
+    assert exported.stat().st_mtime_ns == written_at
+    assert [p.name for p in exported.parent.iterdir()] == ["model.onnx"]
+    np.testing.assert_allclose(again.encode(SENTENCES[:3]), onnx_encoder.encode(SENTENCES[:3]), atol=1e-6)
