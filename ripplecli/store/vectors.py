@@ -1,0 +1,191 @@
+"""The dense index over memory vectors: hnswlib labelled by memory id, saved atomically with a sidecar."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+VECTOR_INDEXES: dict[str, str] = {"hnswlib": "ripplecli.store.vectors:HnswIndex"}
+
+SPACE = "cosine"
+M = 16
+EF_CONSTRUCTION = 200
+EF_SEARCH = 64
+INITIAL_CAPACITY = 1024
+
+Hits = list[tuple[int, float]]
+
+
+class HnswIndex:
+    """Approximate cosine search; the store's DuckDB table is the truth, this file only a derived cache."""
+
+    def __init__(self, path: Path, dim: int, meta: dict | None = None) -> None:
+        self.path = Path(path)
+        self.dim = dim
+        self._meta = meta
+        self._index = _new_index(dim, INITIAL_CAPACITY)
+        self._labels: set[int] = set()  # every label in the graph, deleted ones included
+        self._deleted: set[int] = set()  # labels marked deleted: their slots are reused by later adds
+
+    @classmethod
+    def open(cls, path: Path, dim: int) -> HnswIndex:
+        """Load `path` when its sidecar describes it; otherwise start empty with meta None (caller rebuilds)."""
+        meta = _read_json(_meta_path(Path(path)))
+        if meta is None or meta.get("dim") != dim or not Path(path).is_file():
+            return cls(path, dim)
+        index = cls(path, dim, meta)
+        try:
+            index._index.load_index(str(path), allow_replace_deleted=True)
+        except RuntimeError:
+            return cls(path, dim)
+        index._labels = set(index._index.get_ids_list())
+        index._deleted = set(meta.get("deleted", [])) & index._labels
+        return index if index.count == meta.get("count") else cls(path, dim)
+
+    @property
+    def meta(self) -> dict | None:
+        """What the sidecar says about the saved index: {"count", "version", "dim"}, or None."""
+        if self._meta is None:
+            return None
+        return {key: self._meta[key] for key in ("count", "version", "dim")}
+
+    @property
+    def count(self) -> int:
+        """Live (not deleted) vectors."""
+        return len(self._labels) - len(self._deleted)
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        """Insert or replace the vectors of these memory ids."""
+        labels = np.asarray(ids, dtype=np.int64).reshape(-1)
+        data = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(labels), self.dim)
+        if len(set(labels.tolist())) != len(labels):
+            raise ValueError("duplicate ids in one add")
+        for label in self._deleted.intersection(labels.tolist()):
+            self._index.unmark_deleted(label)
+            self._deleted.discard(label)
+        known = np.fromiter((label in self._labels for label in labels.tolist()), bool, len(labels))
+        if known.any():
+            self._index.add_items(data[known], labels[known])
+        if not known.all():
+            self._add_new(labels[~known], data[~known])
+
+    def _add_new(self, labels: np.ndarray, data: np.ndarray) -> None:
+        """Add unseen labels, reusing deleted slots first and doubling the capacity when full."""
+        needed = len(self._labels) + len(labels)
+        capacity = self._index.get_max_elements()
+        if needed > capacity:
+            self._index.resize_index(max(needed, 2 * capacity))
+        self._index.add_items(data, labels, replace_deleted=True)
+        self._labels.update(labels.tolist())
+        if self._deleted:  # some deleted labels were overwritten; hnswlib does not say which
+            self._labels = set(self._index.get_ids_list())
+            self._deleted &= self._labels
+
+    def remove(self, ids: Sequence[int]) -> None:
+        """Mark these memory ids deleted; ids not in the index are ignored."""
+        for label in set(ids) & self._labels - self._deleted:
+            self._index.mark_deleted(label)
+            self._deleted.add(label)
+
+    def search(self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None) -> Hits:
+        """(memory id, cosine similarity) best first; exact search when the graph cannot fill k."""
+        k = min(k, self.count)
+        if k <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(1, self.dim)
+        self._index.set_ef(max(EF_SEARCH, k))
+        try:
+            labels, distances = self._index.knn_query(query, k=k, filter=allowed)
+        except RuntimeError:  # fewer than k reachable: a selective filter or many deletions
+            return self._exact_search(query[0], k, allowed)
+        return _hits(labels[0], distances[0])
+
+    def search_many(self, vectors: np.ndarray, k: int) -> list[Hits]:
+        """One hit list per query row, searched in parallel."""
+        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        k = min(k, self.count)
+        if k <= 0:
+            return [[] for _ in queries]
+        self._index.set_ef(max(EF_SEARCH, k))
+        try:
+            labels, distances = self._index.knn_query(queries, k=k)
+        except RuntimeError:
+            return [self.search(query, k) for query in queries]
+        return [_hits(row_labels, row_distances) for row_labels, row_distances in zip(labels, distances, strict=True)]
+
+    def _exact_search(self, query: np.ndarray, k: int, allowed: Callable[[int], bool] | None) -> Hits:
+        """Brute force over the live (and allowed) vectors."""
+        candidates = [label for label in self._labels - self._deleted if allowed is None or allowed(label)]
+        if not candidates:
+            return []
+        similarities = self.get_vectors(candidates) @ (query / max(float(np.linalg.norm(query)), 1e-12))
+        best = np.argsort(-similarities, kind="stable")[:k]
+        return [(candidates[i], float(similarities[i])) for i in best]
+
+    def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
+        """The stored (unit-length) vectors of live memory ids, in the order given."""
+        if len(ids) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        missing = set(ids) - (self._labels - self._deleted)
+        if missing:
+            raise KeyError(f"no vector for memory ids {sorted(missing)[:5]}")
+        return np.asarray(self._index.get_items(list(ids), return_type="numpy"), dtype=np.float32)
+
+    def rebuild(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        """Replace the contents with exactly these vectors (compacts deleted slots)."""
+        self._index = _new_index(self.dim, max(INITIAL_CAPACITY, len(ids)))
+        self._labels, self._deleted = set(), set()
+        self.add(ids, vectors)
+
+    def save(self, version: int) -> None:
+        """Write the index, then its sidecar, each via a temp file and os.replace so readers never see half."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _replace_atomically(self.path, lambda temp: self._index.save_index(str(temp)))
+        meta = {"count": self.count, "version": version, "dim": self.dim, "deleted": sorted(self._deleted)}
+        _replace_atomically(_meta_path(self.path), lambda temp: temp.write_text(json.dumps(meta)))
+        self._meta = meta
+
+
+def _new_index(dim: int, capacity: int) -> hnswlib.Index:
+    """An empty cosine index with the project's graph parameters."""
+    index = hnswlib.Index(space=SPACE, dim=dim)
+    index.init_index(max_elements=capacity, ef_construction=EF_CONSTRUCTION, M=M, allow_replace_deleted=True)
+    index.set_ef(EF_SEARCH)
+    return index
+
+
+def _hits(labels: np.ndarray, distances: np.ndarray) -> Hits:
+    """hnswlib's cosine distances as similarities."""
+    return [(int(label), 1.0 - float(distance)) for label, distance in zip(labels, distances, strict=True)]
+
+
+def _meta_path(path: Path) -> Path:
+    """The sidecar beside the index file."""
+    return path.with_name(path.name + ".meta.json")
+
+
+def _read_json(path: Path) -> dict | None:
+    """A JSON object from disk, or None when absent or unreadable."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _replace_atomically(target: Path, write: Callable[[Path], object]) -> None:
+    """Let `write` fill a temp file in target's folder, then move it over target; no temp file survives."""
+    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        write(Path(temp_name))
+        os.replace(temp_name, target)
+    finally:
+        if os.path.exists(temp_name):
+            os.unlink(temp_name)
