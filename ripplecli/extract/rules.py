@@ -1,0 +1,119 @@
+"""The fast default extractor: one memory per turn, with names resolved, entities, time and cue concepts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ripplecli.cues import STOPWORDS, canonical_name, unique
+from ripplecli.extract.concepts import extract_concepts
+from ripplecli.extract.nlp import parse
+from ripplecli.extract.resolve import resolve_references
+from ripplecli.extract.timeparse import ground_time
+from ripplecli.model import MemoryDraft, Window, WindowTurn
+
+LOCATION_ENTITIES = frozenset({"GPE", "LOC", "FAC"})
+# An ORG next to one of these words is a place people go to ("Pine Grill restaurant", "the Met museum").
+_PLACE_WORDS = """restaurant grill cafe café bar pub diner bistro bakery park museum gallery school university
+    college hospital clinic church temple mosque library theater theatre stadium arena mall store shop hotel zoo
+    gym studio center centre club beach lake garden"""
+PLACE_WORDS = frozenset(_PLACE_WORDS.split())
+_POSSESSIVE = re.compile(r"['’]s?$")
+_ARTICLE = re.compile(r"^the\s+", re.IGNORECASE)
+
+
+class RulesExtractor:
+    """Per-turn memories from regexes, spaCy NER/parsing and date arithmetic; no model download, no LLM."""
+
+    def __init__(self, name: str = "rules") -> None:
+        self.name = name
+
+    def extract(self, window: Window) -> list[MemoryDraft]:
+        """One draft per non-context turn of the window."""
+        return self.extract_many([window])[0]
+
+    def extract_many(self, windows: Sequence[Window]) -> list[list[MemoryDraft]]:
+        """Drafts for many windows, parsing all their turns in one batched spaCy pass (much faster)."""
+        jobs = [(i, turn) for i, window in enumerate(windows) for turn in window.turns if not turn.is_context]
+        familiar = [[canonical_name(name) for name in windows[i].speakers] for i in range(len(windows))]
+        docs = parse([turn.turn.text for _, turn in jobs], [familiar[i] for i, _ in jobs])
+        drafts: list[list[MemoryDraft]] = [[] for _ in windows]
+        for (index, placed), doc in zip(jobs, docs, strict=True):
+            drafts[index].append(self.draft(doc, placed, windows[index]))
+        return drafts
+
+    def draft(self, doc: Any, placed: WindowTurn, window: Window) -> MemoryDraft:
+        """The memory of one parsed turn."""
+        turn = placed.turn
+        other = other_party(turn.speaker, window.speakers)
+        restatement = resolve_references(turn.text, turn.speaker, other)
+        addressed = other is not None and restatement.count(other) > turn.text.count(other)
+        persons = persons_in(doc, turn.speaker, other if addressed else None, window)
+        start, end, grounded = ground_time(turn.text, placed.timestamp)
+        concepts, forms = extract_concepts(doc, window.speakers)
+        return MemoryDraft(
+            restatement=restatement,
+            source_turns=[turn.turn_id],
+            persons=persons,
+            locations=[place for place in locations_in(doc) if place not in persons],
+            time_start=start,
+            time_end=end,
+            time_grounded=grounded,
+            concepts=concepts,
+            concept_forms=forms,
+            extractor=self.name,
+        )
+
+
+def other_party(speaker: str, speakers: Sequence[str]) -> str | None:
+    """The one other speaker of a two-party chat; None when "you" could mean several people."""
+    others = [name for name in speakers if name != speaker]
+    return others[0] if len(speakers) == 2 and len(others) == 1 else None
+
+
+def clean_name(text: str) -> str:
+    """An entity's text without a trailing possessive or a leading "the"."""
+    return _ARTICLE.sub("", _POSSESSIVE.sub("", text.strip())).strip()
+
+
+def looks_like_person(name: str) -> bool:
+    """NER sometimes tags pronouns, letters or plain words as PERSON; real names are capitalised."""
+    has_letters = any(c.isalpha() for c in name)
+    return len(name) > 1 and has_letters and not name.islower() and name.lower() not in STOPWORDS
+
+
+def mentions(text: str, name: str) -> bool:
+    """The name appears as a whole word (case-sensitive: names are written capitalised)."""
+    return bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
+def speaker_nickname(name: str, speakers: Iterable[str]) -> str:
+    """Map a shortened speaker name ("Mel") to the speaker ("Melanie"), else keep the name."""
+    key = canonical_name(name)
+    matches = [s for s in speakers if len(key) >= 3 and canonical_name(s).startswith(key)]
+    return matches[0] if len(matches) == 1 else name
+
+
+def persons_in(doc: Any, speaker: str, addressed: str | None, window: Window) -> list[str]:
+    """Canonical participants: speaker, party addressed, named people and known persons in the text."""
+    named = [clean_name(ent.text) for ent in doc.ents if ent.label_ == "PERSON"]
+    found = [speaker, addressed or ""]
+    found += [speaker_nickname(name, window.speakers) for name in named if looks_like_person(name)]
+    found += [name for name in [*window.known_persons, *window.speakers] if mentions(doc.text, name)]
+    return unique(canonical_name(name) for name in found)
+
+
+def _is_venue(ent: Any) -> bool:
+    """An organisation that is a venue: a place word inside it or right beside it."""
+    if ent.label_ != "ORG":
+        return False
+    doc = ent.doc
+    beside = [doc[i] for i in (ent.start - 1, ent.end) if 0 <= i < len(doc)]
+    return any(token.lower_ in PLACE_WORDS for token in [*ent, *beside])
+
+
+def locations_in(doc: Any) -> list[str]:
+    """Canonical places named in the text (never invented: empty when NER finds none)."""
+    places = [ent for ent in doc.ents if ent.label_ in LOCATION_ENTITIES or _is_venue(ent)]
+    return unique(canonical_name(clean_name(ent.text)) for ent in places)

@@ -1,0 +1,87 @@
+"""First/second-person resolution: the restatement names who did what."""
+
+from __future__ import annotations
+
+import pytest
+
+from ripplecli.extract.resolve import resolve_references
+
+
+def both(text: str) -> str:
+    """Resolve as Caroline talking to Melanie in a two-party chat."""
+    return resolve_references(text, "Caroline", "Melanie")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I went to a support group", "Caroline went to a support group"),
+        ("I'm swamped", "Caroline is swamped"),
+        ("I’m swamped", "Caroline is swamped"),
+        ("I am tired", "Caroline is tired"),
+        ("I've been busy", "Caroline has been busy"),
+        ("I'll go", "Caroline will go"),
+        ("I'd love that", "Caroline would love that"),
+        ("I don't know", "Caroline doesn't know"),
+        ("my kids", "Caroline's kids"),
+        ("My kids", "Caroline's kids"),
+        ("give it to me", "give it to Caroline"),
+        ("I did it myself", "Caroline did it Caroline"),
+        ("that one is mine", "that one is Caroline's"),
+        ("am I late?", "is Caroline late?"),
+    ],
+)
+def test_first_person_becomes_the_speaker(text: str, expected: str) -> None:
+    assert both(text) == expected
+    assert resolve_references(text, "Caroline", None) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("How are you?", "How is Melanie?"),
+        ("Are you ok?", "Is Melanie ok?"),
+        ("you were right", "Melanie was right"),
+        ("You're great", "Melanie is great"),
+        ("you've got this", "Melanie has got this"),
+        ("What do you think?", "What does Melanie think?"),
+        ("your painting", "Melanie's painting"),
+        ("Is this yours?", "Is this Melanie's?"),
+        ("Take care of yourself", "Take care of Melanie"),
+        ("We went hiking", "Caroline and Melanie went hiking"),
+        ("we're close", "Caroline and Melanie are close"),
+        ("tell us", "tell Caroline and Melanie"),
+        ("our trip", "Caroline and Melanie's trip"),
+    ],
+)
+def test_second_person_and_we_become_names_in_a_two_party_chat(text: str, expected: str) -> None:
+    assert both(text) == expected
+
+
+def test_second_person_is_left_alone_without_a_single_other_party() -> None:
+    text = "Are you coming with us? Your call."
+    assert resolve_references(text, "Caroline", None) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Illinois is mineral rich",
+        "Determine the youth movement",
+        "a gold mine and the mine shaft",
+        "The US is huge, see ME and the U.S. too",
+        "i.e. nothing here",
+        "museum, menu, mymind, yourselfie, ourselfs",
+    ],
+)
+def test_words_that_only_look_like_pronouns_are_untouched(text: str) -> None:
+    assert both(text) == text
+
+
+def test_caption_and_punctuation_are_kept() -> None:
+    text = "Look at my new mug! [image: a photo of a mug] Do you like it?"
+    assert both(text) == "Look at Caroline's new mug! [image: a photo of a mug] Does Melanie like it?"
+
+
+def test_lower_case_i_in_chat_typing() -> None:
+    assert both("i think i'm ready") == "Caroline think Caroline is ready"

@@ -1,0 +1,99 @@
+"""End to end through real spaCy: the rules extractor on LoCoMo turns."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+import pytest
+from extract_helpers import locomo_conversation
+
+from ripplecli.cues import cue_key, match_cues
+from ripplecli.extract.base import EXTRACTORS
+from ripplecli.extract.rules import RulesExtractor
+from ripplecli.extract.windows import make_windows
+from ripplecli.model import Conversation, MemoryDraft, Session, Turn
+from ripplecli.registry import resolve
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def drafts() -> dict[str, MemoryDraft]:
+    """Every draft of LoCoMo conv-26, by its source turn."""
+    extractor = RulesExtractor()
+    windows = list(make_windows(locomo_conversation("conv-26")))
+    return {d.source_turns[0]: d for batch in extractor.extract_many(windows) for d in batch}
+
+
+def test_one_draft_per_turn_citing_that_turn(drafts: dict[str, MemoryDraft]) -> None:
+    conversation = locomo_conversation("conv-26")
+    assert sorted(drafts) == sorted(t.turn_id for s in conversation.sessions for t in s.turns)
+    assert all(d.extractor == "rules" and len(d.source_turns) == 1 for d in drafts.values())
+
+
+def test_support_group_turn(drafts: dict[str, MemoryDraft]) -> None:
+    draft = drafts["D1:3"]
+    assert draft.restatement.startswith("Caroline went to a LGBTQ support group yesterday")
+    assert draft.persons == ["caroline"]
+    assert (draft.time_start, draft.time_end, draft.time_grounded) == (
+        datetime(2023, 5, 7), datetime(2023, 5, 7, 23, 59, 59), True,
+    )
+    assert {"lgbtq", "lgbtq support group", "support group", "powerful"} <= set(draft.concepts)
+
+
+def test_persons_include_speaker_addressee_and_named_people(drafts: dict[str, MemoryDraft]) -> None:
+    assert drafts["D1:2"].persons[:2] == ["melanie", "caroline"]  # "What's up with you?" names Caroline
+    assert "melanie" in drafts["D1:1"].persons  # "Hey Mel!": the nickname of the other speaker
+    assert all(d.persons[0] in ("caroline", "melanie") for d in drafts.values())
+
+
+def test_locations_are_named_places_only(drafts: dict[str, MemoryDraft]) -> None:
+    assert "sweden" in drafts["D4:3"].locations
+    assert drafts["D1:3"].locations == []
+
+
+def test_speakers_are_never_concepts(drafts: dict[str, MemoryDraft]) -> None:
+    for draft in drafts.values():
+        assert not {"caroline", "melanie"} & {t for c in draft.concepts for t in c.split()}
+        assert len(draft.concepts) <= 12
+        assert all(len(key) > 1 and key == cue_key(key) for key in draft.concepts)
+
+
+def test_question_words_find_the_evidence_concepts(drafts: dict[str, MemoryDraft]) -> None:
+    vocabulary = {f: key for d in drafts.values() for key, forms in d.concept_forms.items() for f in forms}
+    cues = match_cues("What did Caroline research about adoption agencies?", vocabulary)
+    assert cue_key("adoption agencies") in cues
+    assert cue_key("adoption agencies") in drafts["D2:8"].concepts
+    painted = match_cues("When did Melanie paint a sunrise?", vocabulary)
+    assert cue_key("sunrise") in painted and "paint" in painted
+
+
+def test_forms_map_surface_words_to_lemma_keys(drafts: dict[str, MemoryDraft]) -> None:
+    forms = drafts["D1:14"].concept_forms  # "Yeah, I painted that lake sunrise last year!"
+    assert "painted" in forms["paint"]
+
+
+def test_ungrounded_turn_gets_the_session_day(drafts: dict[str, MemoryDraft]) -> None:
+    draft = drafts["D2:8"]
+    assert (draft.time_start, draft.time_grounded) == (datetime(2023, 5, 25), False)
+
+
+def test_multi_party_chat_resolves_first_person_only() -> None:
+    turns = [Turn("t1", "Ana", "I met you at Olive Garden restaurant with Tom"), Turn("t2", "Ben", "hi"),
+             Turn("t3", "Cy", "hello")]
+    conversation = Conversation("c", [Session("s", None, turns)])
+    extractor = resolve(EXTRACTORS, "extractor", "rules")()
+    (window,) = make_windows(conversation)
+    draft = extractor.extract(window)[0]
+    assert draft.restatement == "Ana met you at Olive Garden restaurant with Tom"
+    assert draft.persons == ["ana", "tom"]
+    assert draft.locations == ["olive garden"]
+    assert (draft.time_start, draft.time_end, draft.time_grounded) == (None, None, False)
+
+
+def test_a_conversation_extracts_in_well_under_a_few_seconds(drafts: dict[str, MemoryDraft]) -> None:
+    windows = list(make_windows(locomo_conversation("conv-26")))
+    started = time.perf_counter()
+    RulesExtractor().extract_many(windows)
+    assert time.perf_counter() - started < 5.0

@@ -1,0 +1,89 @@
+"""Time grounding on the session timestamp: intervals, no false hits, nothing invented."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from ripplecli.extract.timeparse import ground_time
+
+SESSION = datetime(2023, 5, 8, 13, 56)  # a Monday: "1:56 pm on 8 May, 2023"
+SESSION_DAY = (datetime(2023, 5, 8), datetime(2023, 5, 8, 23, 59, 59), False)
+
+
+def days(first: tuple[int, int, int], last: tuple[int, int, int]) -> tuple[datetime, datetime, bool]:
+    """A grounded interval from the start of one day to the end of another."""
+    return datetime(*first), datetime(*last, 23, 59, 59), True
+
+
+def test_yesterday_is_the_whole_previous_day() -> None:
+    text = "I went to a LGBTQ support group yesterday"
+    assert ground_time(text, SESSION) == days((2023, 5, 7), (2023, 5, 7))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I painted a lake last week", days((2023, 5, 1), (2023, 5, 7))),
+        ("We ran a charity race last Friday", days((2023, 5, 5), (2023, 5, 5))),
+        ("I moved here in May 2023", days((2023, 5, 1), (2023, 5, 31))),
+        ("It was in May", days((2023, 5, 1), (2023, 5, 31))),
+        ("We went camping last May", days((2022, 5, 1), (2022, 5, 31))),
+        ("I adopted him two days ago", days((2023, 5, 6), (2023, 5, 6))),
+        ("It happened a few days ago", days((2023, 5, 4), (2023, 5, 6))),
+        ("I started three weeks ago", days((2023, 4, 17), (2023, 4, 23))),
+        ("We visited last year", days((2022, 1, 1), (2022, 12, 31))),
+        ("I'm moving next month", days((2023, 6, 1), (2023, 6, 30))),
+        ("We went camping this weekend", days((2023, 5, 6), (2023, 5, 7))),
+        ("We're going camping this weekend", days((2023, 5, 13), (2023, 5, 14))),
+        ("I'll see you on Friday", days((2023, 5, 12), (2023, 5, 12))),
+        ("I went there last night", days((2023, 5, 7), (2023, 5, 7))),
+        ("I'm busy today", days((2023, 5, 8), (2023, 5, 8))),
+        ("We met last summer", days((2022, 6, 1), (2022, 8, 31))),
+        ("It opened in 2019", days((2019, 1, 1), (2019, 12, 31))),
+        ("The party was on 20 April", days((2023, 4, 20), (2023, 4, 20))),
+        ("It was on May 3rd", days((2023, 5, 3), (2023, 5, 3))),
+    ],
+)
+def test_relative_expressions_ground_on_the_session(text: str, expected: tuple) -> None:
+    assert ground_time(text, SESSION) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["We went to the park", "you may want to try it", "May I ask something?", "the sun is out now",
+     "one second, let me check", "Thanks, that means a lot!", "I have two kids and three dogs"],
+)
+def test_text_without_a_real_expression_gets_the_session_day_ungrounded(text: str) -> None:
+    assert ground_time(text, SESSION) == SESSION_DAY
+
+
+def test_without_a_session_relative_time_stays_empty() -> None:
+    assert ground_time("I went there yesterday", None) == (None, None, False)
+    assert ground_time("We met last May", None) == (None, None, False)
+    assert ground_time("Nothing temporal here", None) == (None, None, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The concert was on 8 May 2023", days((2023, 5, 8), (2023, 5, 8))),
+        ("The concert was on May 8, 2023", days((2023, 5, 8), (2023, 5, 8))),
+        ("The concert was on 2023-05-08", days((2023, 5, 8), (2023, 5, 8))),
+        ("We met in June 2021", days((2021, 6, 1), (2021, 6, 30))),
+    ],
+)
+def test_absolute_dates_ground_without_a_session(text: str, expected: tuple) -> None:
+    assert ground_time(text, None) == expected
+
+
+def test_first_expression_wins() -> None:
+    text = "Yesterday I remembered our trip last year"
+    assert ground_time(text, SESSION) == days((2023, 5, 7), (2023, 5, 7))
+
+
+@pytest.mark.slow
+def test_rare_expressions_fall_back_to_dateparser() -> None:
+    start, end, grounded = ground_time("I got my first guitar twenty-five years ago", SESSION)
+    assert grounded and start.year == 1998 and end.year == 1998
