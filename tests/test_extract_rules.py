@@ -37,7 +37,9 @@ def test_support_group_turn(drafts: dict[str, MemoryDraft]) -> None:
     assert draft.restatement.startswith("Caroline went to a LGBTQ support group yesterday")
     assert draft.persons == ["caroline"]
     assert (draft.time_start, draft.time_end, draft.time_grounded) == (
-        datetime(2023, 5, 7), datetime(2023, 5, 7, 23, 59, 59), True,
+        datetime(2023, 5, 7),
+        datetime(2023, 5, 7, 23, 59, 59),
+        True,
     )
     assert {"lgbtq", "lgbtq support group", "support group", "powerful"} <= set(draft.concepts)
 
@@ -54,6 +56,7 @@ def test_locations_are_named_places_only(drafts: dict[str, MemoryDraft]) -> None
 
 
 def test_speakers_are_never_concepts(drafts: dict[str, MemoryDraft]) -> None:
+    assert "mel" not in drafts["D1:1"].concepts  # "Hey Mel!": a nickname of the other speaker
     for draft in drafts.values():
         assert not {"caroline", "melanie"} & {t for c in draft.concepts for t in c.split()}
         assert len(draft.concepts) <= 12
@@ -80,8 +83,11 @@ def test_ungrounded_turn_gets_the_session_day(drafts: dict[str, MemoryDraft]) ->
 
 
 def test_multi_party_chat_resolves_first_person_only() -> None:
-    turns = [Turn("t1", "Ana", "I met you at Olive Garden restaurant with Tom"), Turn("t2", "Ben", "hi"),
-             Turn("t3", "Cy", "hello")]
+    turns = [
+        Turn("t1", "Ana", "I met you at Olive Garden restaurant with Tom"),
+        Turn("t2", "Ben", "hi"),
+        Turn("t3", "Cy", "hello"),
+    ]
     conversation = Conversation("c", [Session("s", None, turns)])
     extractor = resolve(EXTRACTORS, "extractor", "rules")()
     (window,) = make_windows(conversation)

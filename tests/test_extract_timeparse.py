@@ -44,6 +44,8 @@ def test_yesterday_is_the_whole_previous_day() -> None:
         ("It opened in 2019", days((2019, 1, 1), (2019, 12, 31))),
         ("The party was on 20 April", days((2023, 4, 20), (2023, 4, 20))),
         ("It was on May 3rd", days((2023, 5, 3), (2023, 5, 3))),
+        ("I met my teammates on the 15th", days((2023, 4, 15), (2023, 4, 15))),
+        ("We will meet on the 15th", days((2023, 5, 15), (2023, 5, 15))),
     ],
 )
 def test_relative_expressions_ground_on_the_session(text: str, expected: tuple) -> None:
@@ -52,8 +54,17 @@ def test_relative_expressions_ground_on_the_session(text: str, expected: tuple) 
 
 @pytest.mark.parametrize(
     "text",
-    ["We went to the park", "you may want to try it", "May I ask something?", "the sun is out now",
-     "one second, let me check", "Thanks, that means a lot!", "I have two kids and three dogs"],
+    [
+        "We went to the park",
+        "you may want to try it",
+        "May I ask something?",
+        "the sun is out now",
+        "one second, let me check",
+        "Thanks, that means a lot!",
+        "I have two kids and three dogs",
+        "It will be your 3rd published movie!",
+        "We were down 10 in the 4th and I hit the shot",
+    ],
 )
 def test_text_without_a_real_expression_gets_the_session_day_ungrounded(text: str) -> None:
     assert ground_time(text, SESSION) == SESSION_DAY

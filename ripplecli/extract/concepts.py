@@ -23,6 +23,7 @@ TIME_WORDS = frozenset(
     {*WEEKDAYS, *MONTHS, *"yesterday today tonight tomorrow week weekend month year day night morning".split()}
     | {"afternoon", "evening", "ago", "summer", "winter", "spring", "autumn"}
 )
+CAPTION_MARKUP = frozenset({"image"})  # the "[image: ...]" tag that readers put around photo captions
 KEYWORD_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ"})
 EDGE_POS = frozenset({"DET", "PRON", "PUNCT", "NUM", "PART", "CCONJ", "ADP", "SYM", "SPACE", "AUX", "INTJ"})
 
@@ -30,16 +31,23 @@ EDGE_POS = frozenset({"DET", "PRON", "PUNCT", "NUM", "PART", "CCONJ", "ADP", "SY
 class ConceptCollector:
     """Accumulates concept keys in priority order, with the forms each key was seen as."""
 
-    def __init__(self, blocked_tokens: Iterable[str]) -> None:
-        self.blocked = frozenset(blocked_tokens)
+    def __init__(self, speakers: Iterable[str]) -> None:
+        self.speaker_tokens = frozenset(token for speaker in speakers for token in content_tokens(speaker))
+        self.blocked = self.speaker_tokens | CAPTION_MARKUP
         self.forms: dict[str, list[str]] = {}
 
     def key_of(self, text: str) -> str:
         """cue_key of a phrase, minus blocked tokens (the conversation's own speakers)."""
         return " ".join(t for t in content_tokens(text) if t not in self.blocked)
 
-    def add(self, tokens: Sequence[Any]) -> None:
+    def is_nickname(self, token: Any) -> bool:
+        """A capitalised start of a speaker's name ("Mel" for Melanie): a speaker, not a topic."""
+        text = token.text
+        return text[:1].isupper() and len(text) >= 3 and any(n.startswith(text.lower()) for n in self.speaker_tokens)
+
+    def add(self, span: Sequence[Any]) -> None:
         """Record a cue from spaCy tokens: keyed by their lemmas, findable by surface or lemma form."""
+        tokens = [token for token in span if not self.is_nickname(token)]
         lemma_key = self.key_of(" ".join(t.lemma_.lower() for t in tokens))
         if len(lemma_key) < 2 or lemma_key.replace(" ", "").isdigit():
             return
@@ -102,19 +110,14 @@ def noun_compounds(doc: Any) -> list[list[Any]]:
 
 def _is_keyword(token: Any) -> bool:
     """A content word worth a cue node on its own."""
-    return (
-        token.pos_ in KEYWORD_POS
-        and not token.is_stop
-        and token.lower_ not in STOPWORDS
-        and not _is_time(token)
-    )
+    return token.pos_ in KEYWORD_POS and not token.is_stop and token.lower_ not in STOPWORDS and not _is_time(token)
 
 
 def extract_concepts(
     doc: Any, speakers: Iterable[str], limit: int = MAX_CONCEPTS
 ) -> tuple[list[str], dict[str, list[str]]]:
     """Concept keys of a parsed turn (proper nouns, noun chunks and compounds, keywords) and their forms."""
-    collector = ConceptCollector(token for speaker in speakers for token in content_tokens(speaker))
+    collector = ConceptCollector(speakers)
     for span in proper_noun_spans(doc):
         collector.add(span)
     for chunk in doc.noun_chunks:

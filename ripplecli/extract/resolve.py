@@ -101,6 +101,6 @@ def _is_lowercase_pronoun(match: re.Match[str]) -> bool:
 
 
 def _is_noun_mine(match: re.Match[str]) -> bool:
-    """ "the mine", "a gold mine": the noun, not the possessive."""
+    """The noun in "the mine" or "a gold mine" is not the possessive pronoun."""
     is_mine = match.group(0).lower() == "mine"
     return is_mine and _DETERMINER_BEFORE.search(match.string, 0, match.start()) is not None

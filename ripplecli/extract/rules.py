@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ripplecli.cues import STOPWORDS, canonical_name, unique
-from ripplecli.extract.concepts import extract_concepts
+from ripplecli.extract.concepts import TIME_WORDS, extract_concepts
 from ripplecli.extract.nlp import parse
 from ripplecli.extract.resolve import resolve_references
 from ripplecli.extract.timeparse import ground_time
@@ -19,6 +19,8 @@ _PLACE_WORDS = """restaurant grill cafe café bar pub diner bistro bakery park m
     college hospital clinic church temple mosque library theater theatre stadium arena mall store shop hotel zoo
     gym studio center centre club beach lake garden"""
 PLACE_WORDS = frozenset(_PLACE_WORDS.split())
+_CHAT_WORDS = "bye hey hi yo nah yeah yep yup wanna gonna congrats lol omg haha aww yay wow thanks"
+NOT_NAMES = STOPWORDS | TIME_WORDS | frozenset(f"{_CHAT_WORDS} mon tues wed thurs fri sat sun".split())
 _POSSESSIVE = re.compile(r"['’]s?$")
 _ARTICLE = re.compile(r"^the\s+", re.IGNORECASE)
 
@@ -78,9 +80,11 @@ def clean_name(text: str) -> str:
 
 
 def looks_like_person(name: str) -> bool:
-    """NER sometimes tags pronouns, letters or plain words as PERSON; real names are capitalised."""
-    has_letters = any(c.isalpha() for c in name)
-    return len(name) > 1 and has_letters and not name.islower() and name.lower() not in STOPWORDS
+    """NER tags pronouns, letters, greetings and dates as PERSON too; a real name is capitalised words."""
+    words = name.split()
+    capitalised = bool(words) and all(word[:1].isupper() for word in words)
+    noise = any(word.lower() in NOT_NAMES for word in words)
+    return len(name) > 1 and capitalised and not noise and any(c.isalpha() for c in name)
 
 
 def mentions(text: str, name: str) -> bool:

@@ -77,7 +77,7 @@ _FUTURE_CUES = re.compile(
     r"|looking forward|tomorrow|next|soon|(?:am|are|is)\s+going)\b|['’](?:ll|m going|re going)\b",
     re.IGNORECASE,
 )
-_FALLBACK_TRIGGER = re.compile(r"\bago\b|\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)
+_FALLBACK_TRIGGER = re.compile(r"\bago\b", re.IGNORECASE)
 _FALLBACK_NOISE = frozenset({"may", "march", "now", "second", "sun", "we", "sat", "today"})
 
 
@@ -151,7 +151,7 @@ def _relation(word: str | None, tense: str) -> str:
 
 
 def _counted(match: re.Match[str], anchor: datetime | None, tense: str) -> Interval | None:
-    """ "two days ago", "a few weeks ago", "in three months"."""
+    """Counted units: "two days ago", "a few weeks ago" (a span), "in three months"."""
     if anchor is None:
         return None
     count = match["count"].lower()
@@ -246,6 +246,18 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
     return _pick(candidates, anchor, _relation(None, tense))
 
 
+def _day_of_month(match: re.Match[str], anchor: datetime | None, tense: str) -> Interval | None:
+    """On "the 15th": that day of the session's month, or of a neighbouring month the tense points at."""
+    if anchor is None:
+        return None
+    day, candidates = int(match["day"]), []
+    for offset in (-1, 0, 1):
+        first = month_span(anchor.year, anchor.month + offset)[0]
+        if day <= month_span(first.year, first.month)[1].day:
+            candidates.append(day_span(first.replace(day=day)))
+    return _pick(candidates, anchor, tense)
+
+
 def _year(match: re.Match[str], anchor: datetime | None, tense: str) -> Interval | None:
     """in 2022, since 2019: the whole year."""
     return year_span(int(match["year"]))
@@ -267,6 +279,7 @@ _RULES: list[tuple[str, Handler]] = [
     (rf"\b(?:(?P<rel>{_REL}|on)\s+)?(?P<weekday>{_WEEKDAY})\b(?!['’]?s\b)", _weekday),
     (rf"\b(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<month>{_ANY_MONTH}),?(?:\s+(?P<year>{_YEAR}))?\b", _calendar_date),
     (rf"\b(?P<month>{_ANY_MONTH})\s+(?P<day>\d{{1,2}}){_ORD}(?!\d)(?:,?\s+(?P<year>{_YEAR}))?\b", _calendar_date),
+    (r"\b(?:on|since|by|until|till|before|after)\s+the\s+(?P<day>\d{1,2})(?:st|nd|rd|th)\b", _day_of_month),
     (rf"\b(?P<year>{_YEAR})-(?P<month>\d{{1,2}})-(?P<day>\d{{1,2}})\b", _calendar_date),
     (rf"\b(?P<month>\d{{1,2}})/(?P<day>\d{{1,2}})/(?P<year>{_YEAR})\b", _calendar_date),
     (
@@ -291,7 +304,7 @@ _TRIGGER = re.compile(
 
 
 def tense_of(text: str) -> str:
-    """ "future" when the text talks about plans, else "past" (chat mostly reports what happened)."""
+    """The direction bare expressions point: "future" for plans, else "past" (chat mostly reports)."""
     return "future" if _FUTURE_CUES.search(text) else "past"
 
 
