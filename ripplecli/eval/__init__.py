@@ -1,0 +1,9 @@
+"""Measuring recall quality offline (DESIGN §6): LoCoMo evidence recall per mode, reports, comparisons."""
+
+from __future__ import annotations
+
+from ripplecli.eval.compare import compare_reports, load_report
+from ripplecli.eval.report import build_report, write_report
+from ripplecli.eval.runner import EvalConfig, EvalPlan, prepare, run
+
+__all__ = ["EvalConfig", "EvalPlan", "build_report", "compare_reports", "load_report", "prepare", "run", "write_report"]

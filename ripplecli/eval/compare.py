@@ -1,0 +1,78 @@
+"""Two evaluation reports side by side: metric deltas per mode and category, and the questions that flipped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ripplecli.errors import InputError
+from ripplecli.eval.metrics import full_evidence
+from ripplecli.eval.report import GROUPS
+
+COMPARED = ("recall@10", "full@10", "recall@30", "full@30")
+FLIP_K = 30
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    """A report.json written by `ripple eval locomo`, or one clear InputError."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError(f"{path}: not JSON; expected a report.json of `ripple eval locomo`") from None
+    if not isinstance(report, dict) or not isinstance(report.get("metrics"), dict):
+        raise InputError(f"{path}: has no 'metrics'; expected a report.json of `ripple eval locomo`")
+    return report
+
+
+def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Deltas (after - before) for the modes present in both, and full-evidence@30 flips per question."""
+    modes = [m for m in before["metrics"] if m in after["metrics"]]
+    if not modes:
+        raise InputError("the two reports share no mode")
+    return {
+        "modes": modes,
+        "deltas": {mode: _mode_deltas(before["metrics"][mode], after["metrics"][mode]) for mode in modes},
+        "flips": {mode: _flips(before.get("results", []), after.get("results", []), mode) for mode in modes},
+    }
+
+
+def _mode_deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per category: before, after and delta of each compared metric."""
+    deltas = {}
+    for group in GROUPS:
+        if group not in before or group not in after:
+            continue
+        deltas[group] = {
+            metric: {
+                "before": before[group][metric],
+                "after": after[group][metric],
+                "delta": after[group][metric] - before[group][metric],
+            }
+            for metric in COMPARED
+            if metric in before[group] and metric in after[group]
+        }
+    return deltas
+
+
+def _flips(before: list[dict[str, Any]], after: list[dict[str, Any]], mode: str) -> dict[str, list[dict[str, Any]]]:
+    """Questions asked in both runs whose full evidence at K = 30 was gained or lost."""
+    earlier = {_key(r): r for r in before if r["mode"] == mode and r["gold"]}
+    flips: dict[str, list[dict[str, Any]]] = {"gained": [], "lost": []}
+    for record in after:
+        previous = earlier.get(_key(record)) if record["mode"] == mode and record["gold"] else None
+        if previous is None:
+            continue
+        was = full_evidence(previous["gold"], previous["source_turns"], FLIP_K)
+        now = full_evidence(record["gold"], record["source_turns"], FLIP_K)
+        if was != now:
+            entry = {k: record[k] for k in ("conversation", "index", "category", "question", "gold")}
+            flips["gained" if now > was else "lost"].append(entry)
+    return flips
+
+
+def _key(record: dict[str, Any]) -> tuple:
+    """A question's identity across runs."""
+    return (record["conversation"], record["index"], record["question"])

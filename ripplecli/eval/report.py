@@ -1,0 +1,189 @@
+"""From per-question results to per-mode, per-category metrics, written as report.json and report.md."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ripplecli.eval.locomo import ASKED_CATEGORIES, CATEGORIES
+from ripplecli.eval.metrics import budget_cut, evidence_recall, full_evidence, is_abstention, mean, percentile
+
+CURVE_KS = tuple(range(5, 51, 5))
+GROUPS = ("overall", *(CATEGORIES[c] for c in ASKED_CATEGORIES))
+
+Record = dict[str, Any]
+
+
+def group_metrics(records: list[Record], ks: Iterable[int], budget: int) -> dict[str, Any]:
+    """Means over questions of evidence recall / full-evidence / tokens at each K and at the token budget."""
+    scored = [r for r in records if r["gold"]]
+    metrics: dict[str, Any] = {"questions": len(scored), "asked": len(records)}
+    for k in ks:
+        metrics[f"recall@{k}"] = mean([evidence_recall(r["gold"], r["source_turns"], k) for r in scored])
+        metrics[f"full@{k}"] = mean([full_evidence(r["gold"], r["source_turns"], k) for r in scored])
+        metrics[f"tokens@{k}"] = mean([sum(r["tokens"][:k]) for r in scored])
+    cuts = [budget_cut(r["tokens"], budget) for r in scored]
+    metrics["recall@budget"] = mean(
+        [evidence_recall(r["gold"], r["source_turns"], c) for r, c in zip(scored, cuts, strict=True)]
+    )
+    metrics["full@budget"] = mean(
+        [full_evidence(r["gold"], r["source_turns"], c) for r, c in zip(scored, cuts, strict=True)]
+    )
+    metrics["memories@budget"] = mean(cuts)
+    latencies = [r["seconds"] * 1000 for r in records]
+    metrics["latency_p50_ms"] = percentile(latencies, 0.5)
+    metrics["latency_p95_ms"] = percentile(latencies, 0.95)
+    answered = [r for r in records if "f1" in r]
+    if answered:
+        metrics["f1"] = mean([r["f1"] for r in answered])
+        metrics["bleu1"] = mean([r["bleu1"] for r in answered])
+    return metrics
+
+
+def mode_metrics(records: list[Record], ks: Iterable[int], budget: int) -> dict[str, dict[str, Any]]:
+    """Metrics of one mode overall and per category (1-4)."""
+    ks = list(ks)
+    asked = [r for r in records if r["category"] in ASKED_CATEGORIES]
+    groups = {"overall": group_metrics(asked, ks, budget)}
+    for category in ASKED_CATEGORIES:
+        groups[CATEGORIES[category]] = group_metrics([r for r in asked if r["category"] == category], ks, budget)
+    return groups
+
+
+def recall_curve(records: list[Record]) -> dict[str, float]:
+    """Overall evidence recall at K = 5, 10, ..., 50 for the plot."""
+    scored = [r for r in records if r["gold"] and r["category"] in ASKED_CATEGORIES]
+    return {str(k): mean([evidence_recall(r["gold"], r["source_turns"], k) for r in scored]) for k in CURVE_KS}
+
+
+def abstention_rate(records: list[Record]) -> dict[str, Any] | None:
+    """Share of adversarial (category 5) questions answered with nothing or "not mentioned"."""
+    adversarial = [r for r in records if r["category"] == 5 and "answer" in r]
+    if not adversarial:
+        return None
+    return {"questions": len(adversarial), "rate": mean([float(is_abstention(r["answer"])) for r in adversarial])}
+
+
+def build_report(plan: Any, records: list[Record]) -> dict[str, Any]:
+    """The whole evaluation as one JSON document: config, counts, metrics, and every per-question result."""
+    config = plan.config
+    by_mode = {mode: [r for r in records if r["mode"] == mode] for mode in plan.modes}
+    metrics = {mode: mode_metrics(rs, config.ks, config.budget_tokens) for mode, rs in by_mode.items()}
+    for mode, rs in by_mode.items():
+        metrics[mode]["abstention"] = abstention_rate(rs)
+    return {
+        "config": {
+            "file": str(config.file),
+            "conversations": [s.sample_id for s in plan.samples],
+            "modes": plan.modes,
+            "ks": config.ks,
+            "k": config.k,
+            "budget_tokens": config.budget_tokens,
+            "answer": config.answer,
+            "fingerprint": plan.fingerprint,
+        },
+        "timing": plan.timing,
+        "counts": counts(plan),
+        "metrics": metrics,
+        "curve": {mode: recall_curve(rs) for mode, rs in by_mode.items()},
+        "results": records,
+    }
+
+
+def counts(plan: Any) -> dict[str, Any]:
+    """How many questions there were, which were skipped and which evidence ids did not resolve."""
+    questions = [q for s in plan.samples for q in s.questions]
+    return {
+        "questions": len(questions),
+        "by_category": {CATEGORIES[c]: sum(q.category == c for q in questions) for c in CATEGORIES},
+        "no_resolvable_evidence": [
+            {"conversation": q.conversation_id, "index": q.index}
+            for q in questions
+            if q.category in ASKED_CATEGORIES and not q.gold
+        ],
+        "unresolved_evidence_ids": [
+            {"conversation": q.conversation_id, "index": q.index, "id": raw} for q in questions for raw in q.unresolved
+        ],
+    }
+
+
+def write_report(report: dict[str, Any], out: Path) -> dict[str, Path]:
+    """report.json, report.md and recall_at_k.png under `out`."""
+    from ripplecli.eval.plot import plot_recall_curve
+
+    paths = {"json": out / "report.json", "markdown": out / "report.md", "plot": out / "recall_at_k.png"}
+    paths["json"].write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
+    paths["markdown"].write_text(markdown(report), encoding="utf-8")
+    plot_recall_curve(report["curve"], paths["plot"])
+    return paths
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """Tables of the report for reading in a browser or a pull request."""
+    config, metrics = report["config"], report["metrics"]
+    lines = [
+        "# LoCoMo evidence recall",
+        "",
+        f"File `{config['file']}`; conversations {', '.join(config['conversations'])}; "
+        f"budget {config['budget_tokens']} tokens; answers: {config['answer']}.",
+        "",
+        _timing_line(report),
+        "",
+    ]
+    for k in config["ks"]:
+        lines += _category_table(metrics, f"Recall / full-evidence @ K = {k}", f"recall@{k}", f"full@{k}")
+    lines += _category_table(
+        metrics, f"Recall / full-evidence @ {config['budget_tokens']} tokens", "recall@budget", "full@budget"
+    )
+    lines += _cost_table(metrics, config["ks"])
+    lines += _counts_lines(report["counts"])
+    return "\n".join(lines) + "\n"
+
+
+def _timing_line(report: dict[str, Any]) -> str:
+    """Wall time of this run's ingest and asking (resumed work is not counted twice)."""
+    timing = report.get("timing") or {}
+    return f"Ingest {timing.get('ingest_seconds', 0):.1f} s, asking {timing.get('ask_seconds', 0):.1f} s."
+
+
+def _category_table(metrics: dict[str, Any], title: str, recall_key: str, full_key: str) -> list[str]:
+    """Modes x categories, each cell `recall / full`."""
+    lines = [f"## {title}", "", "| mode | " + " | ".join(GROUPS) + " |", "|---" * (len(GROUPS) + 1) + "|"]
+    for mode, groups in metrics.items():
+        cells = [f"{groups[g][recall_key]:.3f} / {groups[g][full_key]:.3f}" for g in GROUPS]
+        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _cost_table(metrics: dict[str, Any], ks: list[int]) -> list[str]:
+    """Evidence tokens, latency and answer scores per mode."""
+    header = [*(f"tokens@{k}" for k in ks), "memories@budget", "p50 ms", "p95 ms", "F1", "BLEU-1", "abstain (cat 5)"]
+    lines = ["## Cost and answers", "", "| mode | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
+    for mode, groups in metrics.items():
+        overall, abstention = groups["overall"], groups.get("abstention")
+        cells = [f"{overall[f'tokens@{k}']:.0f}" for k in ks] + [
+            f"{overall['memories@budget']:.1f}",
+            f"{overall['latency_p50_ms']:.1f}",
+            f"{overall['latency_p95_ms']:.1f}",
+            f"{overall['f1']:.3f}" if "f1" in overall else "-",
+            f"{overall['bleu1']:.3f}" if "bleu1" in overall else "-",
+            f"{abstention['rate']:.3f}" if abstention else "-",
+        ]
+        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _counts_lines(counts: dict[str, Any]) -> list[str]:
+    """Question counts and the evidence that could not be scored."""
+    by_category = ", ".join(f"{name} {n}" for name, n in counts["by_category"].items())
+    unresolved = ", ".join(f"{u['conversation']}#{u['index']} `{u['id']}`" for u in counts["unresolved_evidence_ids"])
+    return [
+        "## Questions",
+        "",
+        f"{counts['questions']} questions: {by_category}.",
+        f"Skipped from recall metrics (no resolvable evidence): {len(counts['no_resolvable_evidence'])}.",
+        f"Unresolved evidence ids: {len(counts['unresolved_evidence_ids'])}"
+        + (f" ({unresolved})." if unresolved else "."),
+    ]
