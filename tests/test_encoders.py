@@ -11,7 +11,7 @@ import pytest
 from ripplecli.errors import InputError, ModelError
 from ripplecli.runtime import export_onnx as export_module
 from ripplecli.runtime.encoders import load_encoder, model_dir
-from ripplecli.runtime.onnx_encoder import OnnxEncoder, encoder_key, ensure_exported
+from ripplecli.runtime.onnx_encoder import OnnxEncoder, _length_batches, encoder_key, ensure_exported
 
 SENTENCES = [
     "Maya started pottery classes last week.",
@@ -80,6 +80,13 @@ def test_encoder_key_follows_content(tmp_path):
     assert encoder_key(tmp_path) != first
 
 
+def test_long_texts_do_not_pad_short_ones():
+    batches = list(_length_batches([3, 256, 4, 5, *[10] * 100]))
+    assert sorted(row for batch in batches for row in batch) == list(range(104))
+    assert [1] in batches
+    assert all(len(batch) <= 64 for batch in batches)
+
+
 @pytest.mark.slow
 def test_onnx_vectors_are_unit_length(onnx_encoder):
     vectors = onnx_encoder.encode(SENTENCES)
@@ -121,3 +128,19 @@ def test_export_is_reused(onnx_encoder, monkeypatch):
     assert exported.stat().st_mtime_ns == written_at
     assert [p.name for p in exported.parent.iterdir()] == ["model.onnx"]
     np.testing.assert_allclose(again.encode(SENTENCES[:3]), onnx_encoder.encode(SENTENCES[:3]), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_failed_export_leaves_no_file(tmp_path, monkeypatch):
+    import torch
+
+    def crash(_module, _args, path, **_kwargs):
+        Path(path).write_bytes(b"half an onnx file")
+        raise RuntimeError("exporter crashed")
+
+    monkeypatch.setenv("RIPPLE_CACHE", str(tmp_path))
+    monkeypatch.setattr(torch.onnx, "export", crash)
+    with pytest.raises(ModelError, match="exporter crashed"):
+        ensure_exported(model_dir("all-MiniLM-L6-v2"))
+    leftovers = [p.name for p in tmp_path.rglob("*") if p.is_file() and p.name != "keys.json"]
+    assert leftovers == []

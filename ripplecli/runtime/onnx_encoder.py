@@ -81,7 +81,12 @@ def ensure_exported(folder: Path) -> Path:
         log.info("exporting the encoder to ONNX (once)…")
         from ripplecli.runtime.export_onnx import export_onnx
 
-        export_onnx(folder, target)
+        try:
+            export_onnx(folder, target)
+        except ImportError as exc:
+            raise ModelError(f"exporting the encoder to ONNX needs torch and transformers ({exc})") from exc
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise ModelError(f"could not export the encoder {folder} to ONNX: {exc}") from exc
     return target
 
 

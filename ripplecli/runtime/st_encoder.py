@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ripplecli.config import force_offline
+from ripplecli.errors import ModelError
 from ripplecli.runtime.encoders import model_dir, model_name
 
 BATCH_SIZE = 64
@@ -16,10 +17,13 @@ class SentenceTransformerEncoder:
     """Encodes with torch; slow to import (~6 s), so it is not the query-path default."""
 
     def __init__(self, model: str) -> None:
-        folder = model_dir(model)
         force_offline()
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
+        folder = model_dir(model)
+        try:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+        except ImportError as exc:
+            raise ModelError(f"the sentence-transformers encoder needs its package installed ({exc})") from exc
 
         transformers_logging.disable_progress_bar()
         self._model = SentenceTransformer(str(folder), device="cpu")

@@ -72,7 +72,7 @@ class Bm25Index:
         """All files of the index, into a fresh folder."""
         np.save(staging / IDS_FILE, self.ids)
         if self._retriever is not None:
-            self._retriever.save(str(staging / MODEL_FOLDER))
+            self._retriever.save(str(staging / MODEL_FOLDER), show_progress=False)
         (staging / META_FILE).write_text(json.dumps({"version": version, "count": self.count}))
 
     @classmethod
@@ -96,7 +96,7 @@ def _load_retriever(model_folder: Path):
         return None
     import bm25s
 
-    return bm25s.BM25.load(str(model_folder))
+    return bm25s.BM25.load(str(model_folder), show_progress=False)
 
 
 def _swap_in(staging: Path, folder: Path) -> None:

@@ -25,13 +25,13 @@ Hits = list[tuple[int, float]]
 class HnswIndex:
     """Approximate cosine search; the store's DuckDB table is the truth, this file only a derived cache."""
 
-    def __init__(self, path: Path, dim: int, meta: dict | None = None) -> None:
+    def __init__(self, path: Path, dim: int, index: hnswlib.Index | None = None, meta: dict | None = None) -> None:
         self.path = Path(path)
         self.dim = dim
         self._meta = meta
-        self._index = _new_index(dim, INITIAL_CAPACITY)
-        self._labels: set[int] = set()  # every label in the graph, deleted ones included
-        self._deleted: set[int] = set()  # labels marked deleted: their slots are reused by later adds
+        self._index = index if index is not None else _new_index(dim, INITIAL_CAPACITY)
+        self._labels: set[int] = set(self._index.get_ids_list())  # deleted labels included
+        self._deleted: set[int] = set(meta.get("deleted", [])) & self._labels if meta else set()
 
     @classmethod
     def open(cls, path: Path, dim: int) -> HnswIndex:
@@ -39,13 +39,12 @@ class HnswIndex:
         meta = _read_json(_meta_path(Path(path)))
         if meta is None or meta.get("dim") != dim or not Path(path).is_file():
             return cls(path, dim)
-        index = cls(path, dim, meta)
+        saved = hnswlib.Index(space=SPACE, dim=dim)
         try:
-            index._index.load_index(str(path), allow_replace_deleted=True)
+            saved.load_index(str(path), allow_replace_deleted=True)
         except RuntimeError:
             return cls(path, dim)
-        index._labels = set(index._index.get_ids_list())
-        index._deleted = set(meta.get("deleted", [])) & index._labels
+        index = cls(path, dim, saved, meta)
         return index if index.count == meta.get("count") else cls(path, dim)
 
     @property
