@@ -24,7 +24,6 @@ FALLBACK_MAX_LENGTH = 512
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 HASH_CHUNK = 1 << 20
 KEY_MEMO = "keys.json"  # model folder -> (file sizes and mtimes, content key)
-MEAN_ONLY = {"pooling_mode_mean_tokens": True}
 
 
 class OnnxEncoder:
@@ -145,8 +144,8 @@ def _pools_by_mean(config: dict) -> bool:
     """True when a Pooling config enables mean pooling and nothing else."""
     if "pooling_mode" in config:
         return config["pooling_mode"] == "mean"
-    enabled = {key: True for key, value in config.items() if key.startswith("pooling_mode") and value is True}
-    return enabled == MEAN_ONLY
+    enabled = {key for key, value in config.items() if key.startswith("pooling_mode") and value is True}
+    return enabled == {"pooling_mode_mean_tokens"}
 
 
 def _open_session(path: Path):
@@ -198,6 +197,7 @@ def _read_json_or_empty(path: Path) -> dict:
 
 def _write_json_atomically(path: Path, value: dict) -> None:
     """Best-effort atomic write: a temp file beside `path`, then os.replace; failures only cost a re-hash."""
+    temp_name = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -206,6 +206,9 @@ def _write_json_atomically(path: Path, value: dict) -> None:
         os.replace(temp_name, path)
     except OSError:
         log.debug("could not write %s", path)
+    finally:
+        if temp_name and os.path.exists(temp_name):
+            os.unlink(temp_name)
 
 
 def _read_json(path: Path):

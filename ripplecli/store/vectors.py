@@ -88,7 +88,7 @@ class HnswIndex:
 
     def remove(self, ids: Sequence[int]) -> None:
         """Mark these memory ids deleted; ids not in the index are ignored."""
-        for label in set(ids) & self._labels - self._deleted:
+        for label in set(ids) & (self._labels - self._deleted):
             self._index.mark_deleted(label)
             self._deleted.add(label)
 
