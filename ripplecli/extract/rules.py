@@ -55,7 +55,7 @@ class RulesExtractor:
         start, end, grounded = ground_time(turn.text, placed.timestamp)
         concepts, forms = extract_concepts(doc, window.speakers)
         return MemoryDraft(
-            restatement=restatement,
+            restatement=f"{turn.speaker}: {restatement}",  # the speaker prefix measured +7 pts dense recall@30
             source_turns=[turn.turn_id],
             persons=persons,
             locations=[place for place in locations_in(doc) if place not in persons],

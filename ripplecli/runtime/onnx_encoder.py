@@ -155,6 +155,7 @@ def _open_session(path: Path):
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = os.cpu_count() or 1
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning threads starve a busy laptop
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
