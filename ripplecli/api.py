@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ripplecli.answer import ANSWER_MODES
 from ripplecli.config import Settings, data_home, force_offline
-from ripplecli.errors import StoreError
+from ripplecli.errors import InputError, StoreError
 from ripplecli.ingest import Ingestor, IngestReport, Progress, file_hash
 from ripplecli.model import Conversation
 from ripplecli.store.db import Store
@@ -22,6 +24,7 @@ class Memory:
         self.store = Store.open(self.path, create=create and not read_only, read_only=read_only)
         self.settings = self._settings()
         self._encoder: Any = None
+        self._recaller: Any = None
 
     def close(self) -> None:
         """Release the store (and its lock)."""
@@ -112,3 +115,27 @@ class Memory:
         from ripplecli.graph.stats import graph_stats
 
         return graph_stats(self.store)
+
+    def recall(
+        self,
+        question: str,
+        *,
+        k: int = 30,
+        mode: str = "ripple",
+        rounds: int = 1,
+        as_of: datetime | None = None,
+        answer: str = "none",
+    ):
+        """Associative recall: evidence, the trace of how it was found, and optionally an answer."""
+        from ripplecli.recall.pipeline import Recaller, RecallParams
+
+        if answer not in ANSWER_MODES:
+            raise InputError(f"unknown answer mode '{answer}' (choose from: {', '.join(ANSWER_MODES)})")
+        if self._recaller is None:
+            self._recaller = Recaller(self.store, lambda: self.encoder)
+        result = self._recaller.recall(question, RecallParams(k=k, mode=mode, rounds=rounds, as_of=as_of))
+        if answer in ("auto", "extractive"):
+            from ripplecli.answer import extractive_answer
+
+            result.answer = extractive_answer(question, result.evidence)
+        return result

@@ -231,6 +231,8 @@ class Ingestor:
         store.insert("provenance", {"memory_id": [m for m, _ in pairs], "source_id": [s for _, s in pairs]})
         store.insert("vectors", {"memory_id": ids, "vector": [v.tolist() for v in vectors]})
         self._write_cues(ids, drafts)
+        store.bump("vectors")
+        store.bump("memories")
         store.insert(
             "edges",
             {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from ripplecli.cli.ask import ask
 from ripplecli.cli.eval import eval_app
 from ripplecli.cli.graph import graph_app
 from ripplecli.cli.ingest import ingest
@@ -16,6 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("ingest")(ingest)
+app.command("ask")(ask)
 app.add_typer(graph_app, name="graph")
 app.add_typer(eval_app, name="eval")
 

@@ -61,7 +61,7 @@ def cue_view(store: Store, cues: QueryCues, depth: int, max_share: float = 0.2) 
     total = max(store.count("memories"), 1)
     scores: dict[int, float] = defaultdict(float)
     for members in hits.values():
-        if len(members) > max_share * total and len(hits) > 1:
+        if not members or (len(members) > max_share * total and len(hits) > 1):
             continue
         weight = math.log(1.0 + total / len(members))
         for mid in set(members):

@@ -106,10 +106,13 @@ class Store:
         """Store a JSON value in the meta table (inside the caller's transaction, if any)."""
         self.con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, json.dumps(value, sort_keys=True)])
 
-    @property
-    def data_version(self) -> int:
-        """Bumped by every committed write; derived indexes record the version they were built from."""
-        return int(self.get_meta("data_version", 0))
+    def version(self, key: str) -> int:
+        """A change counter ("vectors", "memories"); derived indexes record the version they were built from."""
+        return int(self.get_meta(f"{key}_version", 0))
+
+    def bump(self, key: str) -> None:
+        """Mark the vectors or memories as changed (inside the writing transaction)."""
+        self.set_meta(f"{key}_version", self.version(key) + 1)
 
     # --- writing ----------------------------------------------------------------------------
     @contextmanager
@@ -118,7 +121,6 @@ class Store:
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield
-            self.set_meta("data_version", self.data_version + 1)
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
@@ -152,19 +154,20 @@ class Store:
             index = HnswIndex.open(self.path / VECTOR_FILE, dim)
             count = self.count("vectors")
             saved = index.meta or {}
-            if saved.get("count") != count or saved.get("version") != self.data_version:
+            stale = saved.get("count") != count or saved.get("version") != self.version("vectors")
+            if stale and (count or saved):
                 log.warning("vector index is stale (%s); rebuilding it from %d stored vectors", saved, count)
                 ids, vectors = self.all_vectors()
                 index.rebuild(ids, vectors)
                 if not self.read_only:
-                    index.save(self.data_version)
+                    index.save(self.version("vectors"))
             self._vectors = index
         return self._vectors
 
     def save_vector_index(self) -> None:
         """Persist the in-memory vector index after a commit (atomic: temp file + rename)."""
         if self._vectors is not None:
-            self._vectors.save(self.data_version)
+            self._vectors.save(self.version("vectors"))
 
     def drop_vector_index(self) -> None:
         """Forget the in-memory index (after a rollback) so it is reloaded from disk."""
@@ -176,11 +179,11 @@ class Store:
             from ripplecli.store.lexical import Bm25Index
 
             index, version = Bm25Index.load(self.path / LEXICAL_DIR)
-            if index is None or version != self.data_version:
+            if index is None or version != self.version("memories"):
                 rows = self.con.execute("SELECT memory_id, restatement FROM memories ORDER BY memory_id").fetchall()
                 index = Bm25Index.build([r[0] for r in rows], [r[1] for r in rows])
                 if not self.read_only:
-                    index.save(self.path / LEXICAL_DIR, self.data_version)
+                    index.save(self.path / LEXICAL_DIR, self.version("memories"))
             self._lexical = index
         return self._lexical
 

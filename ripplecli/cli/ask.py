@@ -1,0 +1,57 @@
+"""`ripple ask QUESTION`: associative recall with its trace; `ripple show ID`: one memory in full."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import typer
+
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.render import answer_text, trace_tree
+from ripplecli.errors import InputError
+
+
+def parse_as_of(value: str | None) -> datetime | None:
+    """--as-of as an ISO date or datetime."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise InputError(f"--as-of: '{value}' is not an ISO date (e.g. 2023-05-08 or 2023-05-08T14:00)") from None
+
+
+@user_errors
+def ask(
+    question: Annotated[str, typer.Argument(help="What you want to recall.")],
+    k: Annotated[int, typer.Option("--k", help="How many memories of evidence to return.")] = 30,
+    mode: Annotated[
+        str, typer.Option(help="ripple | ripple-paper | seeds | seeds+contiguity | expand | dense | lexical")
+    ] = "ripple",
+    rounds: Annotated[int, typer.Option(help="Recall rounds (planner + diffusion).")] = 1,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="The question's date (default: now).")] = None,
+    answer: Annotated[str, typer.Option(help="auto | llm | extractive | none")] = "auto",
+    no_answer: Annotated[bool, typer.Option("--no-answer", help="Evidence only (same as --answer none).")] = False,
+    trace: Annotated[bool, typer.Option("--trace/--no-trace", help="Show how the evidence was recalled.")] = True,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Recall evidence for a question by associative recall, and show how it was found."""
+    when = parse_as_of(as_of)
+    with open_memory(store, read_only=True, create=False) as memory:
+        result = memory.recall(
+            question, k=k, mode=mode, rounds=rounds, as_of=when, answer="none" if no_answer else answer
+        )
+    if as_json:
+        print_json(result.to_dict())
+        return
+    if trace:
+        console.print(trace_tree(result))
+    else:
+        for e in result.evidence:
+            console.print(f"{e.rank:>2}. m{e.memory_id} {', '.join(e.source_turns)}  {e.restatement}", markup=False)
+        if result.answer is not None:
+            console.print(answer_text(result.answer))
+    if not result.evidence:
+        console.print("no evidence found for this question", style="yellow")

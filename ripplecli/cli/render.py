@@ -1,0 +1,119 @@
+"""Rich rendering of a recall trace: the trajectory as a tree (the data itself lives in ripplecli.trace)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.tree import Tree
+
+from ripplecli.trace import Evidence, RecallResult
+
+TEXT_WIDTH = 90
+
+
+def clip(text: str, width: int = TEXT_WIDTH) -> str:
+    """One line, cut to width, markup-safe."""
+    line = " ".join(text.split())
+    return escape(line if len(line) <= width else line[: width - 1] + "…")
+
+
+def _cues(tree: Tree, cues: dict[str, Any]) -> None:
+    """Query cues section."""
+    node = tree.add("[bold]query cues[/]")
+    for key in ("keywords", "persons", "locations", "concepts"):
+        values = cues.get(key) or []
+        node.add(f"{key}: {escape(', '.join(values)) if values else '[dim]none[/]'}")
+    time_range = cues.get("time_range")
+    node.add(f"time: {' … '.join(t[:10] for t in time_range) if time_range else '[dim]none[/]'}")
+
+
+def _seeds(tree: Tree, seeds: dict[str, list[dict[str, Any]]]) -> None:
+    """First-hop seeds per view."""
+    node = tree.add("[bold]seeds[/] (first hop)")
+    for view, rows in seeds.items():
+        branch = node.add(f"{view} ({len(rows)})")
+        for row in rows:
+            branch.add(f"m{row['id']}  {row['score']:.3f}  {clip(row['text'])}")
+
+
+def _support_line(row: dict[str, Any]) -> str:
+    """anchor → hop → memory with edge weights or the cues that carried activation."""
+    path = " → ".join(f"m{m}" for m in row["path"])
+    how = ""
+    if row.get("weights"):
+        how = f" [{row['channel']} {', '.join(f'{w:.2f}' for w in row['weights'])}]"
+    if row.get("via_cues"):
+        how += f" via cues: {escape(', '.join(row['via_cues'][:4]))}"
+    return f"{path}{how}  score {row['score']:.4g}  {clip(row.get('text', ''), 70)}"
+
+
+def _rounds(tree: Tree, rounds: list[dict[str, Any]]) -> None:
+    """Planner decision and support found, per round."""
+    for record in rounds:
+        plan = record["planner"]
+        node = tree.add(f"[bold]round {record['round']}[/] · planner: {plan['decision']}")
+        if plan.get("failure"):
+            node.add(f"[yellow]model fallback:[/] {escape(plan['failure'])}")
+        anchors = node.add(f"anchors ({len(plan['anchors'])})")
+        for anchor in plan["anchors"]:
+            anchors.add(f"m{anchor['id']}  {clip(anchor['text'])}")
+        target = plan.get("target")
+        if target:
+            cue_text = ", ".join([*target["persons"], *target["locations"], *target["concepts"]])
+            node.add(f"missing-support target: “{escape(target['restatement'])}”  cues: {escape(cue_text)}")
+        if plan.get("missing"):
+            node.add(f"not yet covered: {escape(', '.join(plan['missing']))}")
+        if record.get("stopped"):
+            node.add(f"stop: {escape(record['stopped'])}")
+        for channel, rows in (record.get("support") or {}).items():
+            branch = node.add(f"support · {channel} ({len(rows)})")
+            for row in rows:
+                branch.add(_support_line(row))
+
+
+def _tags(e: Evidence) -> str:
+    """Provenance tags: which views (rank) and channels found the memory."""
+    tags = [f"{p['view']}#{p['rank']}" for p in e.provenance if "view" in p and p.get("seed")]
+    tags += [p["channel"] for p in e.provenance if "channel" in p]
+    return ", ".join(dict.fromkeys(tags)) or "fused"
+
+
+def _evidence(tree: Tree, evidence: list[Evidence]) -> None:
+    """The final ranked evidence with source turns and dates."""
+    node = tree.add(f"[bold]evidence[/] ({len(evidence)})")
+    if not evidence:
+        node.add("[dim]no memory matches this question[/]")
+    for e in evidence:
+        turns = ", ".join(f"{s.turn_id}{' ' + s.timestamp[:10] if s.timestamp else ''}" for s in e.sources)
+        node.add(
+            f"{e.rank:>2}. m{e.memory_id}  [dim]{escape(_tags(e))} · {escape(turns)}[/]  {clip(e.restatement, 80)}"
+        )
+
+
+def trace_tree(result: RecallResult) -> Tree:
+    """The whole recall trajectory as one tree."""
+    trace = result.trace
+    tree = Tree(
+        f"[bold]ask[/] “{escape(result.question)}”  [dim]mode {result.mode} · k {result.k} · "
+        f"{result.seconds * 1000:.0f} ms[/]"
+    )
+    _cues(tree, trace.get("query_cues", {}))
+    if trace.get("note"):
+        tree.add(f"[yellow]{escape(trace['note'])}[/]")
+    _seeds(tree, trace.get("seeds", {}))
+    _rounds(tree, trace.get("rounds", []))
+    for channel, rows in (trace.get("support") or {}).items():
+        branch = tree.add(f"[bold]support[/] · {channel} ({len(rows)})")
+        for row in rows:
+            branch.add(_support_line(row))
+    _evidence(tree, result.evidence)
+    if result.answer is not None:
+        tree.add(answer_text(result.answer))
+    return tree
+
+
+def answer_text(answer: dict[str, Any]) -> str:
+    """The answer line with its method."""
+    text = answer.get("text") or f"[dim]{escape(answer.get('note', 'no answer'))}[/]"
+    return f"[bold]answer[/] ({answer.get('method')}): {escape(text) if answer.get('text') else text}"

@@ -1,0 +1,88 @@
+"""Anchor-local diffusion along one channel at a time (DESIGN §3.4): ≤ h hops, target-scored, top n."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ripplecli.store.db import Store
+
+Scorer = Callable[[list[int]], dict[int, float]]
+
+
+@dataclass
+class Support:
+    """A memory found from an anchor: the path taken and how well it matches the missing-support target."""
+
+    memory_id: int
+    channel: str
+    score: float
+    path: list[int] = field(default_factory=list)  # anchor, hop, ..., memory
+    weights: list[float] = field(default_factory=list)  # edge weight per hop
+    via_cues: list[str] = field(default_factory=list)  # spreading activation: the cues that carried it
+
+    @property
+    def strength(self) -> float:
+        """Product of edge weights along the path: stronger paths win ties."""
+        product = 1.0
+        for weight in self.weights:
+            product *= weight
+        return product
+
+
+def neighbours(store: Store, nodes: set[int], channel: str) -> dict[int, list[tuple[int, float]]]:
+    """Edges of one channel touching `nodes`, traversable both ways."""
+    found: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    if not nodes:
+        return found
+    rows = store.con.execute(
+        "SELECT src, dst, weight FROM edges WHERE channel = $2 AND "
+        "(src IN (SELECT unnest($1)) OR dst IN (SELECT unnest($1)))",
+        [sorted(nodes), channel],
+    ).fetchall()
+    for src, dst, weight in rows:
+        found[src].append((dst, weight))
+        found[dst].append((src, weight))
+    return found
+
+
+def reachable(store: Store, anchors: list[int], channel: str, hops: int) -> dict[int, Support]:
+    """Best path to every memory within `hops` of an anchor: fewest hops, then strongest weights."""
+    best: dict[int, Support] = {a: Support(a, channel, 0.0, [a], []) for a in anchors}
+    frontier = set(anchors)
+    for _ in range(hops):
+        adjacency = neighbours(store, frontier, channel)
+        reached: dict[int, Support] = {}
+        for node in sorted(frontier):
+            here = best[node]
+            for other, weight in adjacency.get(node, []):
+                if other in best:
+                    continue
+                candidate = Support(other, channel, 0.0, [*here.path, other], [*here.weights, weight])
+                current = reached.get(other)
+                if current is None or candidate.strength > current.strength:
+                    reached[other] = candidate
+        best.update(reached)
+        frontier = set(reached)
+        if not frontier:
+            break
+    return {m: s for m, s in best.items() if m not in anchors}
+
+
+def diffuse(
+    store: Store,
+    anchors: list[int],
+    channel: str,
+    scorer: Scorer | None,
+    exclude: set[int],
+    hops: int = 2,
+    top: int = 5,
+) -> list[Support]:
+    """Top memories of one channel near the anchors, not yet evidence; scored by the target (or path strength)."""
+    candidates = {m: s for m, s in reachable(store, anchors, channel, hops).items() if m not in exclude}
+    scores = scorer(sorted(candidates)) if scorer else {m: s.strength for m, s in candidates.items()}
+    for mid, support in candidates.items():
+        support.score = float(scores.get(mid, 0.0))
+    ranked = sorted(candidates.values(), key=lambda s: (-s.score, len(s.path), -s.strength, s.memory_id))
+    return ranked[:top]

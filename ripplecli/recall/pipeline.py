@@ -1,0 +1,373 @@
+"""The read phase: query cues -> three views -> planner -> diffusion -> assembly, recorded as a trace."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ripplecli.errors import InputError
+from ripplecli.recall import memories
+from ripplecli.recall.activation import spread
+from ripplecli.recall.diffusion import Support, diffuse
+from ripplecli.recall.planner import Plan, RulesPlanner
+from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer
+from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view, rrf
+from ripplecli.store.db import Store
+from ripplecli.trace import Evidence, RecallResult
+
+SEED_DEPTH = {"dense": 10, "lexical": 5, "cue": 5}  # the LoCoMo setting of the paper
+PROVENANCE_WEIGHT = {"dense": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}  # paper's π weights
+SUPPORT_WEIGHT = 2.0  # RRF weight of associative support (DESIGN §6)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One retrieval variant: which views seed, how evidence grows, how it is ordered."""
+
+    views: tuple[str, ...] = ("dense", "lexical", "cue")
+    growth: str = "none"  # none | locality | expand | ripple | paper
+    order: str = "fusion"  # fusion | rho
+
+
+MODES: dict[str, Mode] = {
+    "dense": Mode(views=("dense",)),
+    "lexical": Mode(views=("lexical",)),
+    "seeds": Mode(),
+    "seeds+contiguity": Mode(growth="locality"),
+    "expand": Mode(growth="expand"),
+    "ripple": Mode(growth="ripple"),
+    "ripple-paper": Mode(growth="paper", order="rho"),
+}
+
+
+@dataclass
+class RecallParams:
+    """Knobs of one recall; defaults are the measured best."""
+
+    k: int = 30
+    mode: str = "ripple"
+    rounds: int = 1
+    as_of: datetime | None = None
+    rrf_k: float = 60.0
+
+
+class Recaller:
+    """Runs the read phase on one store; the encoder comes from a provider so it loads only when needed."""
+
+    def __init__(self, store: Store, encoder: Callable[[], Any], analyzer=None, planner=None):
+        self.store = store
+        self.encoder = encoder
+        self.analyzer = analyzer or RulesQueryAnalyzer()
+        self.planner = planner or RulesPlanner()
+
+    def recall(self, question: str, params: RecallParams) -> RecallResult:
+        """Evidence for `question` with the trajectory that found it."""
+        started = time.perf_counter()
+        validate(question, params)
+        mode = MODES[params.mode]
+        cues = self.analyzer.analyze(question, self.store, params.as_of or datetime.now())
+        trace: dict[str, Any] = {"query_cues": _cues_dict(cues), "mode": params.mode}
+        if self.store.count("memories") == 0:
+            trace["note"] = "the store holds no memories"
+            return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
+        vector = self.encoder().encode([cues.text])[0] if "dense" in mode.views or mode.growth != "none" else None
+        views = self._views(mode, cues, vector, params.k)
+        trace["seeds"] = {v.view: _ranked(self.store, v.top(SEED_DEPTH[v.view])) for v in views}
+        fused = rrf([(v.ranked, 1.0) for v in views], params.rrf_k)
+        seeds = _seed_set(views)
+        growth = GROWTH[mode.growth](self, cues, seeds, fused, vector, params, trace)
+        ranked = self._order(mode, views, seeds, growth, vector, params)
+        evidence = self._evidence(ranked[: params.k], growth, views)
+        trace["evidence"] = [e.memory_id for e in evidence]
+        return RecallResult(question, params.mode, params.k, evidence, trace, None, time.perf_counter() - started)
+
+    # --- first hop -----------------------------------------------------------------------------
+    def _views(self, mode: Mode, cues: QueryCues, vector, k: int) -> list[ViewHits]:
+        """The seeding views of this mode, each retrieved deep enough to fill K by fusion."""
+        depth = max(k, 10) + 30
+        makers = {
+            "dense": lambda: dense_view(self.store, vector, depth),
+            "lexical": lambda: lexical_view(self.store, cues.text, depth),
+            "cue": lambda: cue_view(self.store, cues, depth),
+        }
+        return [makers[name]() for name in mode.views]
+
+    # --- ordering ------------------------------------------------------------------------------
+    def _order(self, mode: Mode, views: list[ViewHits], seeds: list[int], growth: list[Support], vector, params):
+        """Final ranking: every view and every support channel fused by rank (default), or the paper's ρ."""
+        if mode.order == "rho":
+            return rho_order(self.store, seeds, rrf([(v.ranked, 1.0) for v in views], params.rrf_k), growth, vector)
+        support_lists: dict[str, Ranked] = {}
+        for s in growth:
+            support_lists.setdefault(s.channel, []).append((s.memory_id, s.score))
+        lists = [(v.ranked, 1.0) for v in views] + [(ranked, SUPPORT_WEIGHT) for ranked in support_lists.values()]
+        total = rrf(lists, params.rrf_k)
+        return sorted(total, key=lambda m: (-total[m], m))
+
+    def _evidence(self, ids: list[int], growth: list[Support], views: list[ViewHits]) -> list[Evidence]:
+        """Evidence objects with restatement, sources and every way each memory was found."""
+        texts = memories.restatements(self.store, ids)
+        refs = memories.sources(self.store, ids)
+        found_by: dict[int, list[dict[str, Any]]] = {}
+        for view in views:
+            for rank, (mid, score) in enumerate(view.ranked, start=1):
+                found_by.setdefault(mid, []).append(
+                    {
+                        "view": view.view,
+                        "rank": rank,
+                        "score": round(float(score), 4),
+                        "seed": rank <= SEED_DEPTH[view.view],
+                    }
+                )
+        for s in growth:
+            found_by.setdefault(s.memory_id, []).append(
+                {"channel": s.channel, "path": s.path, "weights": s.weights, "score": round(s.score, 4)}
+            )
+        return [
+            Evidence(
+                memory_id=mid,
+                restatement=texts.get(mid, ""),
+                score=0.0,
+                rank=rank,
+                source_turns=[r.turn_id for r in refs.get(mid, [])],
+                sources=refs.get(mid, []),
+                provenance=found_by.get(mid, []),
+                tokens=memories.count_tokens(texts.get(mid, "")),
+            )
+            for rank, mid in enumerate(ids, start=1)
+        ]
+
+
+def _seed_set(views: list[ViewHits]) -> list[int]:
+    """C0: the union of each view's top hits (dense 10, lexical 5, cue 5)."""
+    return list(dict.fromkeys(mid for v in views for mid, _ in v.top(SEED_DEPTH[v.view])))
+
+
+def validate(question: str, params: RecallParams) -> None:
+    """Bad arguments are one clear line, before any work."""
+    if not question or not question.strip():
+        raise InputError("the question is empty")
+    if params.k < 1:
+        raise InputError(f"--k must be at least 1 (got {params.k})")
+    if params.rounds < 0:
+        raise InputError(f"--rounds must be 0 or more (got {params.rounds})")
+    if params.mode not in MODES:
+        raise InputError(f"unknown mode '{params.mode}' (choose from: {', '.join(MODES)})")
+
+
+# --- growth strategies ---------------------------------------------------------------------------
+def grow_none(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+    """Seeds only."""
+    return []
+
+
+def grow_locality(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+    """±1 contiguous memories of the top 3 seeds: the locality baseline the graph must beat."""
+    top = sorted(seeds, key=lambda m: -fused.get(m, 0.0))[:3]
+    found = []
+    for anchor in top:
+        found += diffuse(recaller.store, [anchor], "contiguity", None, set(seeds), hops=1, top=2)
+    trace["support"] = {"contiguity": [_support_dict(s) for s in found]}
+    return found
+
+
+def grow_expand(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+    """Undirected 2-hop expansion from the top 3 seeds by edge weight, no target."""
+    top = sorted(seeds, key=lambda m: -fused.get(m, 0.0))[:3]
+    found = []
+    for channel in ("semantic", "structural", "contiguity"):
+        found += diffuse(recaller.store, top, channel, None, set(seeds), hops=2, top=5)
+    trace["support"] = {"expand": [_support_dict(s) for s in found]}
+    return found
+
+
+def grow_ripple(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+    """Planner-guided associative recall: spreading activation from the anchors and target cues."""
+    return _rounds(recaller, cues, seeds, fused, vector, params, trace, _ripple_round)
+
+
+def grow_paper(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+    """The paper's literal per-channel 2-hop diffusion, target-scored, top 5 per channel."""
+    return _rounds(recaller, cues, seeds, fused, vector, params, trace, _paper_round)
+
+
+GROWTH: dict[str, Callable[..., list[Support]]] = {
+    "none": grow_none,
+    "locality": grow_locality,
+    "expand": grow_expand,
+    "ripple": grow_ripple,
+    "paper": grow_paper,
+}
+
+
+def _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round) -> list[Support]:
+    """Plan, diffuse, add support; stop on STOP, no anchors, no new support or the round budget."""
+    store = recaller.store
+    speakers = _speakers(store)
+    evidence = list(seeds)
+    found: list[Support] = []
+    trace["rounds"] = []
+    for number in range(params.rounds):
+        ranked = sorted(evidence, key=lambda m: -fused.get(m, 0.0))
+        plan = recaller.planner.plan(
+            cues, memories.candidates(store, [(m, fused.get(m, 0.0)) for m in ranked]), speakers
+        )
+        record: dict[str, Any] = {"round": number + 1, "planner": _plan_dict(plan, store)}
+        trace["rounds"].append(record)
+        if not plan.proceed or not plan.anchors:
+            record["stopped"] = plan.stop_reason or "no anchors"
+            break
+        new = one_round(recaller, cues, plan, set(evidence), vector, speakers)
+        record["support"] = _group(new, store)
+        if not new:
+            record["stopped"] = "no new support"
+            break
+        found += new
+        evidence += [s.memory_id for s in new if s.memory_id not in evidence]
+    return found
+
+
+def _ripple_round(recaller, cues, plan: Plan, evidence: set[int], vector, speakers) -> list[Support]:
+    """Spreading activation restarting at the target's cues and the anchors, plus target-scored neighbours."""
+    store = recaller.store
+    missing = [c for c in plan.missing if ":" not in c]
+    restart_cues = dict.fromkeys([*cues.concepts, *missing], 1.0)
+    anchors = {a: 1.0 for a in plan.anchors}
+    activated = spread(store, restart_cues, anchors, evidence, top=10)
+    return [
+        Support(a.memory_id, "activation", a.mass, [*a.via_anchors[:1], a.memory_id], [], a.via_cues) for a in activated
+    ]
+
+
+def _paper_round(recaller, cues, plan: Plan, evidence: set[int], vector, speakers) -> list[Support]:
+    """Semantic channel scored by the target sentence's vector, structural by the target cues."""
+    store = recaller.store
+    target_vector = recaller.encoder().encode([plan.target.restatement])[0] if plan.target else vector
+    by_vector = _vector_scorer(store, target_vector)
+    by_cues = _cue_scorer(store, plan)
+    found = []
+    channels = {"semantic": by_vector, "structural": by_cues, "contiguity": by_vector, "antecedent": by_vector}
+    for channel, scorer in channels.items():
+        found += diffuse(store, plan.anchors, channel, scorer, evidence, hops=2, top=5)
+    return found
+
+
+def _vector_scorer(store: Store, target: np.ndarray):
+    """Cosine of each candidate's stored vector to the target vector."""
+
+    def score(ids: list[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        vectors = store.vector_index().get_vectors(ids)
+        return dict(zip(ids, (vectors @ target).tolist(), strict=True))
+
+    return score
+
+
+def _cue_scorer(store: Store, plan: Plan):
+    """Share of the target's cues a candidate carries."""
+    wanted = set(question_cues_from_target(plan))
+
+    def score(ids: list[int]) -> dict[int, float]:
+        if not wanted:
+            return dict.fromkeys(ids, 0.0)
+        return {
+            c.memory_id: len(c.cues & wanted) / len(wanted) for c in memories.candidates(store, [(i, 0.0) for i in ids])
+        }
+
+    return score
+
+
+def question_cues_from_target(plan: Plan) -> list[str]:
+    """The target's cues in the planner's namespace."""
+    if not plan.target:
+        return []
+    t = plan.target
+    return [*t.concepts, *(f"person:{p}" for p in t.persons), *(f"location:{x}" for x in t.locations)]
+
+
+def rho_order(store: Store, seeds: list[int], fused, growth: list[Support], vector) -> list[int]:
+    """The paper's ρ(m) = 1.25·a(q,m) + π(m) + 0.05·I_anchor(m) over seeds and support."""
+    ids = list(dict.fromkeys([*seeds, *(s.memory_id for s in growth)]))
+    if not ids:
+        return []
+    sims = store.vector_index().get_vectors(ids) @ vector
+    low, high = float(sims.min()), float(sims.max())
+    a = {m: (float(s) - low) / (high - low) if high > low else 1.0 for m, s in zip(ids, sims, strict=True)}
+    pi = dict.fromkeys(ids, 0.0)
+    for rank, mid in enumerate(sorted(seeds, key=lambda m: -fused.get(m, 0.0)), start=1):
+        pi[mid] += PROVENANCE_WEIGHT["dense"] / (5 + rank)
+    for rank, s in enumerate(growth, start=1):
+        pi[s.memory_id] += PROVENANCE_WEIGHT["expansion"] / (5 + rank)
+    anchors = {s.path[0] for s in growth if s.path}
+    rho = {m: 1.25 * a[m] + pi[m] + 0.05 * (m in anchors) for m in ids}
+    ranked = sorted(ids, key=lambda m: (-rho[m], m))
+    rest = sorted((m for m in fused if m not in set(ids)), key=lambda m: (-fused[m], m))
+    return ranked + rest
+
+
+# --- trace helpers -------------------------------------------------------------------------------
+def _speakers(store: Store) -> set[str]:
+    """Canonical names of every conversation's speakers."""
+    rows = store.con.execute("SELECT DISTINCT lower(unnest(speakers)) FROM conversations").fetchall()
+    return {" ".join(r[0].split()) for r in rows}
+
+
+def _cues_dict(cues: QueryCues) -> dict[str, Any]:
+    """Query cues for the trace."""
+    data = asdict(cues)
+    data["time_range"] = [t.isoformat() for t in cues.time_range] if cues.time_range else None
+    return data
+
+
+def _ranked(store: Store, ranked: Ranked) -> list[dict[str, Any]]:
+    """Seed rows for the trace: id, score, restatement."""
+    texts = memories.restatements(store, [m for m, _ in ranked])
+    return [{"id": m, "score": round(float(s), 4), "text": texts.get(m, "")} for m, s in ranked]
+
+
+def _plan_dict(plan: Plan, store: Store) -> dict[str, Any]:
+    """The planner's decision for the trace."""
+    target = None
+    if plan.target:
+        target = asdict(plan.target)
+        target["time_range"] = [t.isoformat() for t in plan.target.time_range] if plan.target.time_range else None
+    texts = memories.restatements(store, plan.anchors)
+    return {
+        "decision": "continue" if plan.proceed else "stop",
+        "stop_reason": plan.stop_reason,
+        "anchors": [{"id": a, "text": texts.get(a, "")} for a in plan.anchors],
+        "target": target,
+        "covered": plan.covered,
+        "missing": plan.missing,
+        "failure": plan.failure,
+    }
+
+
+def _support_dict(s: Support, text: str = "") -> dict[str, Any]:
+    """One support hit for the trace."""
+    data = {
+        "id": s.memory_id,
+        "channel": s.channel,
+        "score": round(float(s.score), 5),
+        "path": s.path,
+        "weights": [round(w, 3) for w in s.weights],
+        "text": text,
+    }
+    if s.via_cues:
+        data["via_cues"] = s.via_cues
+    return data
+
+
+def _group(found: list[Support], store: Store) -> dict[str, list[dict[str, Any]]]:
+    """Support per channel for the trace."""
+    texts = memories.restatements(store, [s.memory_id for s in found])
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for s in found:
+        grouped.setdefault(s.channel, []).append(_support_dict(s, texts.get(s.memory_id, "")))
+    return grouped

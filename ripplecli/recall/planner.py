@@ -1,0 +1,117 @@
+"""The recall planner Π(q, c_q, C) -> (continue, anchors, target, stop_reason) (DESIGN §3.3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from ripplecli.recall.query import QueryCues
+
+PLANNERS: dict[str, str] = {"rules": "ripplecli.recall.planner:RulesPlanner"}
+MAX_ANCHORS = 3
+
+
+@dataclass
+class Candidate:
+    """A memory of the current evidence as the planner sees it: rank, score and cues."""
+
+    memory_id: int
+    score: float
+    restatement: str
+    persons: set[str] = field(default_factory=set)
+    locations: set[str] = field(default_factory=set)
+    concepts: set[str] = field(default_factory=set)
+    degree: int = 0
+
+    @property
+    def cues(self) -> set[str]:
+        """Every cue of the memory in one namespace."""
+        return self.concepts | {f"person:{p}" for p in self.persons} | {f"location:{x}" for x in self.locations}
+
+
+@dataclass
+class Target:
+    """The missing-support goal: a memory-style fact sentence plus the cues the evidence still lacks."""
+
+    restatement: str
+    persons: list[str] = field(default_factory=list)
+    locations: list[str] = field(default_factory=list)
+    concepts: list[str] = field(default_factory=list)
+    time_range: tuple[datetime, datetime] | None = None
+
+
+@dataclass
+class Plan:
+    """What the planner decided for this round."""
+
+    proceed: bool
+    stop_reason: str | None
+    anchors: list[int]
+    target: Target | None
+    covered: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    failure: str | None = None  # set when an LLM planner fell back to the rules
+
+
+class Planner(Protocol):
+    """Chooses anchors and writes the missing-support target."""
+
+    def plan(self, cues: QueryCues, evidence: list[Candidate], speakers: set[str]) -> Plan: ...
+
+
+def question_cues(cues: QueryCues, speakers: set[str]) -> list[str]:
+    """The question's cues that can discriminate (the chat's own speakers are on every memory)."""
+    persons = [f"person:{p}" for p in cues.persons if p not in speakers]
+    return [*cues.concepts, *persons, *(f"location:{x}" for x in cues.locations)]
+
+
+class RulesPlanner:
+    """Deterministic: anchors are strong seeds that cover the question's cues; the target is what they lack."""
+
+    name = "rules"
+
+    def plan(self, cues: QueryCues, evidence: list[Candidate], speakers: set[str]) -> Plan:
+        if not evidence:
+            return Plan(False, "no evidence to start from", [], None)
+        wanted = question_cues(cues, speakers)
+        anchors = self._anchors(evidence, set(wanted))
+        covered_by = set().union(*(c.cues for c in evidence if c.memory_id in anchors))
+        missing = [c for c in wanted if c not in covered_by]
+        covered = [c for c in wanted if c in covered_by]
+        target = self._target(cues, missing, evidence, anchors, speakers)
+        return Plan(True, None, anchors, target, covered, missing)
+
+    @staticmethod
+    def _anchors(evidence: list[Candidate], wanted: set[str]) -> list[int]:
+        """Greedy: the best seed, then seeds adding uncovered question cues, then the next best."""
+        chosen = [evidence[0]]
+        covered = set(evidence[0].cues & wanted)
+        for candidate in evidence[1:]:
+            if len(chosen) == MAX_ANCHORS:
+                break
+            gain = (candidate.cues & wanted) - covered
+            if gain:
+                chosen.append(candidate)
+                covered |= gain
+        for candidate in evidence[1:]:
+            if len(chosen) == MAX_ANCHORS:
+                break
+            if candidate not in chosen:
+                chosen.append(candidate)
+        return [c.memory_id for c in chosen]
+
+    @staticmethod
+    def _target(
+        cues: QueryCues, missing: list[str], evidence: list[Candidate], anchors: list[int], speakers: set[str]
+    ) -> Target:
+        """A fact-like sentence naming the question's subjects and what no anchor carries yet."""
+        persons = [p for p in cues.persons]
+        concepts = [c for c in missing if ":" not in c]
+        if not concepts:  # everything named is covered: look for more of the same around the anchors
+            anchor_cues = [c for e in evidence if e.memory_id in anchors for c in sorted(e.concepts)]
+            concepts = list(dict.fromkeys([*cues.concepts, *anchor_cues]))[:6]
+        locations = [c.split(":", 1)[1] for c in missing if c.startswith("location:")] or list(cues.locations)
+        subject = " and ".join(p.title() for p in persons) or "Someone"
+        words = " ".join([*concepts, *locations]) or " ".join(cues.keywords)
+        return Target(f"{subject} {words}".strip(), persons, locations, concepts, cues.time_range)
