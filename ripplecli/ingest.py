@@ -77,7 +77,7 @@ class Ingestor:
         """Ingest parsed conversations; every check runs before the first write."""
         started = time.perf_counter()
         report = IngestReport(file=label, conversations=len(conversations))
-        plans = [(conv, self._pending(conv)) for conv in conversations]
+        plans = [(conv, self._pending(conv, Path(label).name)) for conv in conversations]
         total = sum(len(p) for _, p in plans)
         report.duplicates = sum(c.turn_count for c, _ in plans) - total if plans else 0
         report.run_id = self.store.next_id("ingest_runs", "run_id")
@@ -95,8 +95,8 @@ class Ingestor:
             self.store.refresh_lexical_index()
         return report
 
-    def _pending(self, conv: Conversation) -> list[PendingTurn]:
-        """Turns of `conv` not stored yet; a stored turn id with other content is refused."""
+    def _pending(self, conv: Conversation, source: str) -> list[PendingTurn]:
+        """Turns of `conv` not stored yet; a stored turn id with other content is refused, naming the file."""
         flat = [(s, t, turn_hash(conv.conversation_id, s, t)) for s in conv.sessions for t in s.turns]
         stored = dict(
             self.store.con.execute(
@@ -114,7 +114,7 @@ class Ingestor:
                 continue
             if known is not None:
                 raise InputError(
-                    f"conversation {conv.conversation_id}: turn {turn.turn_id} is already stored with "
+                    f"{source}: conversation {conv.conversation_id}: turn {turn.turn_id} is already stored with "
                     "different content (forget it first, or give the turn another id)"
                 )
             pending.append(PendingTurn(session, turn, next_position + len(pending), digest))
