@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -122,7 +122,8 @@ class Ingestor:
 
     def _ingest_batch(self, conv: Conversation, pending: list[PendingTurn], report: IngestReport) -> None:
         """Extract, encode, link and write one conversation's new turns in one transaction."""
-        drafts = self._extract(conv, pending)
+        speakers = self._speakers(conv)
+        drafts = self._extract(conv, pending, speakers)
         vectors = self.encoder.encode([d.restatement for d in drafts]) if drafts else np.zeros((0, 1))
         first_id = self.store.next_id("memories", "memory_id")
         ids = list(range(first_id, first_id + len(drafts)))
@@ -130,10 +131,11 @@ class Ingestor:
         cues = [self._memory_cues(conv, mid, d, positions) for mid, d in zip(ids, drafts, strict=True)]
         index = self.store.vector_index()
         index.add(ids, vectors)
-        speakers = {conv.conversation_id: {canonical_name(s) for s in conv.speakers}}
+        own = {conv.conversation_id: {canonical_name(s) for s in speakers}}
         try:
-            graph = self.graph.build(cues, vectors, index, speakers)
+            graph = self.graph.build(cues, vectors, index, own)
             with self.store.transaction():
+                self._record_conversation(conv.conversation_id, speakers)
                 self._write(conv, pending, ids, drafts, vectors, cues, graph.edges, report.run_id)
         except BaseException:
             self.store.drop_vector_index()
@@ -144,8 +146,22 @@ class Ingestor:
         for channel, count in graph.counts().items():
             report.edges[channel] = report.edges.get(channel, 0) + count
 
-    def _extract(self, conv: Conversation, pending: list[PendingTurn]) -> list[MemoryDraft]:
-        """Run the extractor over windows of the new turns only."""
+    def _speakers(self, conv: Conversation) -> list[str]:
+        """Speakers stored for this conversation, then new ones: a batch of new turns alone may miss some."""
+        row = self.store.con.execute(
+            "SELECT speakers FROM conversations WHERE conversation_id = ?", [conv.conversation_id]
+        ).fetchone()
+        return list(dict.fromkeys([*(row[0] if row else []), *conv.speakers]))
+
+    def _record_conversation(self, conversation_id: str, speakers: list[str]) -> None:
+        """The conversation row, its speaker list extended with speakers first seen in this batch."""
+        self.store.con.execute(
+            "INSERT INTO conversations VALUES (?, ?) ON CONFLICT DO UPDATE SET speakers = excluded.speakers",
+            [conversation_id, speakers],
+        )
+
+    def _extract(self, conv: Conversation, pending: list[PendingTurn], speakers: list[str]) -> list[MemoryDraft]:
+        """Run the extractor over windows of the new turns only, each knowing every speaker of the chat."""
         from ripplecli.extract.windows import make_windows
 
         new_sessions: dict[str, Session] = {}
@@ -155,9 +171,12 @@ class Ingestor:
             )
             session.turns.append(p.turn)
         fresh = Conversation(conv.conversation_id, list(new_sessions.values()))
-        windows = list(
-            make_windows(fresh, self.settings.window_turns, self.settings.window_overlap, self._known_persons(conv))
-        )
+        windows = [
+            replace(window, speakers=list(speakers))
+            for window in make_windows(
+                fresh, self.settings.window_turns, self.settings.window_overlap, self._known_persons(conv)
+            )
+        ]
         if hasattr(self.extractor, "extract_many"):
             per_window = self.extractor.extract_many(windows)
         else:
@@ -190,7 +209,6 @@ class Ingestor:
         store = self.store
         first_source = store.next_id("sources", "source_id")
         source_ids = {p.turn.turn_id: first_source + i for i, p in enumerate(pending)}
-        store.con.execute("INSERT OR IGNORE INTO conversations VALUES (?, ?)", [conv.conversation_id, conv.speakers])
         store.insert(
             "sources",
             {

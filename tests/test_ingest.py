@@ -6,6 +6,7 @@ import json
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -274,3 +275,29 @@ def test_settings_are_fixed_once_memories_exist(tmp_path, fake_settings, fake_ex
             memory.configure(fake_settings)
     with Memory(tmp_path / "store") as memory:
         assert memory.settings.encoder_backend == "fake"
+
+
+class SpeakerRecorder(FakeExtractor):
+    """Remembers the speakers each window was given."""
+
+    seen: ClassVar[list[list[str]]] = []
+
+    def extract(self, window: Window) -> list[MemoryDraft]:
+        """Record, then extract as the fake does."""
+        SpeakerRecorder.seen.append(list(window.speakers))
+        return super().extract(window)
+
+
+def test_appended_turns_keep_every_speaker_of_the_conversation(tmp_path, fake_settings, monkeypatch):
+    from ripplecli.extract.base import EXTRACTORS
+
+    monkeypatch.setitem(EXTRACTORS, "rules", f"{__name__}:SpeakerRecorder")
+    SpeakerRecorder.seen = []
+    first = write_chat(tmp_path / "a.json", [session(1, CHAT_1)])
+    later = write_chat(tmp_path / "b.json", [session(2, [("Ana", "Still thinking about Denver."), ("Cy", "Hi all!")])])
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        memory.ingest(first)
+        memory.ingest(later)
+        (speakers,) = memory.store.con.execute("SELECT speakers FROM conversations").fetchone()
+    assert speakers == ["Ana", "Ben", "Cy"]
+    assert SpeakerRecorder.seen == [["Ana", "Ben"], ["Ana", "Ben", "Cy"]]
