@@ -22,7 +22,10 @@ from ripplecli.trace import Evidence, RecallResult
 
 SEED_DEPTH = {"dense": 10, "lexical": 5, "cue": 5}  # the LoCoMo setting of the paper
 PROVENANCE_WEIGHT = {"dense": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}  # paper's π weights
-SUPPORT_WEIGHT = 2.0  # RRF weight of associative support (DESIGN §6)
+SEED_POOL = sum(SEED_DEPTH.values())  # C0: the union, filled to 20 by fusion when the views overlap
+SEED_FUSION_K = 5.0  # RRF constant ordering the three views (measured best of 5/20/60 on dev)
+SUPPORT_FUSION_K = 10.0  # RRF constant merging support into the seed ranking below the protected head
+PROTECTED_HEAD = 8  # the best seeds keep their places: support enters below them (dev: K=10 +1.6 pts)
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,6 @@ class RecallParams:
     mode: str = "ripple"
     rounds: int = 1
     as_of: datetime | None = None
-    rrf_k: float = 60.0
 
 
 class Recaller:
@@ -78,10 +80,10 @@ class Recaller:
         vector = self.encoder().encode([cues.text])[0] if "dense" in mode.views or mode.growth != "none" else None
         views = self._views(mode, cues, vector, params.k)
         trace["seeds"] = {v.view: _ranked(self.store, v.top(SEED_DEPTH[v.view])) for v in views}
-        fused = rrf([(v.ranked, 1.0) for v in views], params.rrf_k)
-        seeds = _seed_set(views)
+        fused = rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
+        seeds = seed_ranking(views)[:SEED_POOL]
         growth = GROWTH[mode.growth](self, cues, seeds, fused, vector, params, trace)
-        ranked = self._order(mode, views, seeds, growth, vector, params)
+        ranked = self._order(mode, views, seeds, fused, growth, vector)
         evidence = self._evidence(ranked[: params.k], growth, views)
         trace["evidence"] = [e.memory_id for e in evidence]
         return RecallResult(question, params.mode, params.k, evidence, trace, None, time.perf_counter() - started)
@@ -89,7 +91,7 @@ class Recaller:
     # --- first hop -----------------------------------------------------------------------------
     def _views(self, mode: Mode, cues: QueryCues, vector, k: int) -> list[ViewHits]:
         """The seeding views of this mode, each retrieved deep enough to fill K by fusion."""
-        depth = max(k, 10) + 30
+        depth = max(k, 50) + 30
         makers = {
             "dense": lambda: dense_view(self.store, vector, depth),
             "lexical": lambda: lexical_view(self.store, cues.text, depth),
@@ -98,16 +100,14 @@ class Recaller:
         return [makers[name]() for name in mode.views]
 
     # --- ordering ------------------------------------------------------------------------------
-    def _order(self, mode: Mode, views: list[ViewHits], seeds: list[int], growth: list[Support], vector, params):
-        """Final ranking: every view and every support channel fused by rank (default), or the paper's ρ."""
+    def _order(self, mode: Mode, views: list[ViewHits], seeds: list[int], fused, growth: list[Support], vector):
+        """Final ranking: seeds first by fused rank, support merged in below the protected head (or the paper's ρ)."""
+        base = seed_ranking(views)
         if mode.order == "rho":
-            return rho_order(self.store, seeds, rrf([(v.ranked, 1.0) for v in views], params.rrf_k), growth, vector)
-        support_lists: dict[str, Ranked] = {}
-        for s in growth:
-            support_lists.setdefault(s.channel, []).append((s.memory_id, s.score))
-        lists = [(v.ranked, 1.0) for v in views] + [(ranked, SUPPORT_WEIGHT) for ranked in support_lists.values()]
-        total = rrf(lists, params.rrf_k)
-        return sorted(total, key=lambda m: (-total[m], m))
+            return rho_order(self.store, seeds, fused, growth, vector)
+        if not growth:
+            return base
+        return merge_support(base, growth)
 
     def _evidence(self, ids: list[int], growth: list[Support], views: list[ViewHits]) -> list[Evidence]:
         """Evidence objects with restatement, sources and every way each memory was found."""
@@ -141,6 +141,28 @@ class Recaller:
             )
             for rank, mid in enumerate(ids, start=1)
         ]
+
+
+def seed_ranking(views: list[ViewHits]) -> list[int]:
+    """The three-view union (dense 10, lexical 5, cue 5) ordered by fused rank, then filled by fusion."""
+    fused = rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
+    order = sorted(fused, key=lambda m: (-fused[m], m))
+    union = set(_seed_set(views))
+    return [m for m in order if m in union] + [m for m in order if m not in union]
+
+
+def merge_support(base: list[int], growth: list[Support]) -> list[int]:
+    """Keep the protected head of the seed ranking; below it, fuse the rest with the support by rank."""
+    head = base[:PROTECTED_HEAD]
+    taken = set(head)
+    per_channel: dict[str, Ranked] = {}
+    for s in growth:
+        if s.memory_id not in taken:
+            per_channel.setdefault(s.channel, []).append((s.memory_id, s.score))
+    support = rrf([(ranked, 1.0) for ranked in per_channel.values()], SUPPORT_FUSION_K)
+    support_ranked = [(m, 0.0) for m in sorted(support, key=lambda m: (-support[m], m))]
+    tail = rrf([([(m, 0.0) for m in base[PROTECTED_HEAD:]], 1.0), (support_ranked, 1.0)], SUPPORT_FUSION_K)
+    return head + sorted(tail, key=lambda m: (-tail[m], m))
 
 
 def _seed_set(views: list[ViewHits]) -> list[int]:

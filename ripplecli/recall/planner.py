@@ -67,7 +67,7 @@ def question_cues(cues: QueryCues, speakers: set[str]) -> list[str]:
 
 
 class RulesPlanner:
-    """Deterministic: anchors are strong seeds that cover the question's cues; the target is what they lack."""
+    """Deterministic: anchors are the strongest seeds; the target is the question's cues they lack."""
 
     name = "rules"
 
@@ -84,22 +84,8 @@ class RulesPlanner:
 
     @staticmethod
     def _anchors(evidence: list[Candidate], wanted: set[str]) -> list[int]:
-        """Greedy: the best seed, then seeds adding uncovered question cues, then the next best."""
-        chosen = [evidence[0]]
-        covered = set(evidence[0].cues & wanted)
-        for candidate in evidence[1:]:
-            if len(chosen) == MAX_ANCHORS:
-                break
-            gain = (candidate.cues & wanted) - covered
-            if gain:
-                chosen.append(candidate)
-                covered |= gain
-        for candidate in evidence[1:]:
-            if len(chosen) == MAX_ANCHORS:
-                break
-            if candidate not in chosen:
-                chosen.append(candidate)
-        return [c.memory_id for c in chosen]
+        """The strongest seeds. Measured on dev: greedy cue coverage chose weaker gateways (-1.3 pts full@30)."""
+        return [c.memory_id for c in evidence[:MAX_ANCHORS]]
 
     @staticmethod
     def _target(
