@@ -92,12 +92,11 @@ class RulesPlanner:
         cues: QueryCues, missing: list[str], evidence: list[Candidate], anchors: list[int], speakers: set[str]
     ) -> Target:
         """A fact-like sentence naming the question's subjects and what no anchor carries yet."""
-        persons = [p for p in cues.persons]
-        concepts = [c for c in missing if ":" not in c]
-        if not concepts:  # everything named is covered: look for more of the same around the anchors
-            anchor_cues = [c for e in evidence if e.memory_id in anchors for c in sorted(e.concepts)]
-            concepts = list(dict.fromkeys([*cues.concepts, *anchor_cues]))[:6]
+        persons = list(cues.persons)
+        named = {p for p in persons}
+        concepts = [c for c in missing if ":" not in c] or list(cues.concepts)  # nothing missing: more of the same
+        concepts = [c for c in dict.fromkeys(concepts) if c not in named]
         locations = [c.split(":", 1)[1] for c in missing if c.startswith("location:")] or list(cues.locations)
         subject = " and ".join(p.title() for p in persons) or "Someone"
-        words = " ".join([*concepts, *locations]) or " ".join(cues.keywords)
-        return Target(f"{subject} {words}".strip(), persons, locations, concepts, cues.time_range)
+        words = ", ".join([*concepts, *locations]) or " ".join(cues.keywords)
+        return Target(f"{subject}: {words}".strip(), persons, locations, concepts, cues.time_range)
