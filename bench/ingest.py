@@ -1,0 +1,154 @@
+"""Ingest benchmark (issue 2): each LoCoMo dev conversation into a fresh store, in process and as a CLI command.
+
+.venv/bin/python bench/ingest.py [--data PATH] [--repeat 3] [--conversations conv-26,conv-30] [--cli]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ripplecli.api import Memory
+from ripplecli.formats import read_conversations
+from ripplecli.ingest import IngestReport
+from ripplecli.model import Conversation
+from ripplecli.runtime.base import Encoder
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far (ru_maxrss is KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def warm_up(conversation: Conversation) -> float:
+    """Load the encoder, spaCy and dateparser once, so the timed runs measure ingest and not model loading."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder, Memory(Path(folder) / "store") as memory:
+        memory.ingest_conversations([Conversation(conversation.conversation_id, conversation.sessions[:1])])
+    return time.perf_counter() - started
+
+
+def ingest_once(conversation: Conversation) -> tuple[float, IngestReport, list[str], Encoder]:
+    """Seconds to ingest one conversation into a fresh store, its report, and the restatements it wrote."""
+    with tempfile.TemporaryDirectory() as folder, Memory(Path(folder) / "store") as memory:
+        started = time.perf_counter()
+        report = memory.ingest_conversations([conversation], label=conversation.conversation_id)
+        seconds = time.perf_counter() - started
+        rows = memory.store.con.execute("SELECT restatement FROM memories ORDER BY memory_id").fetchall()
+        encoder = memory.encoder
+    return seconds, report, [r[0] for r in rows], encoder
+
+
+def encode_seconds(encoder: Encoder, texts: list[str], repeat: int) -> float:
+    """Median time to only encode the same restatements with the same encoder."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        encoder.encode(texts)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def bench_conversation(conversation: Conversation, repeat: int) -> dict:
+    """One row of the table: counts, median seconds, turns/s, pure-encoding time, peak RSS."""
+    runs = [ingest_once(conversation) for _ in range(repeat)]
+    seconds = statistics.median(r[0] for r in runs)
+    _, report, texts, encoder = runs[-1]
+    encoding = encode_seconds(encoder, texts, repeat)
+    return {
+        "conversation": conversation.conversation_id,
+        "turns": conversation.turn_count,
+        "memories": report.memories,
+        "edges": dict(sorted(report.edges.items())),
+        "seconds": round(seconds, 3),
+        "turns_per_s": round(conversation.turn_count / seconds, 1),
+        "encode_seconds": round(encoding, 3),
+        "ingest_over_encode": round(seconds / encoding, 2) if encoding else None,
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+
+
+def cli_seconds(data: Path, conversation_id: str, repeat: int) -> dict:
+    """Wall time of `ripple ingest` (start-up included) for one conversation written to its own LoCoMo file."""
+    sample = next(s for s in json.loads(data.read_text(encoding="utf-8")) if s["sample_id"] == conversation_id)
+    ripple = Path(sys.executable).with_name("ripple")
+    times = []
+    with tempfile.TemporaryDirectory() as folder:
+        chat = Path(folder) / f"{conversation_id}.json"
+        chat.write_text(json.dumps([sample]), encoding="utf-8")
+        for run in range(repeat):
+            store = Path(folder) / f"store-{run}"
+            started = time.perf_counter()
+            subprocess.run([str(ripple), "ingest", str(chat), "--store", str(store)], check=True, capture_output=True)
+            times.append(time.perf_counter() - started)
+    return {"conversation": conversation_id, "cli_seconds": round(statistics.median(times), 3), "runs": len(times)}
+
+
+def print_table(rows: list[dict]) -> None:
+    """A plain fixed-width table."""
+    header = f"{'conversation':<13}{'turns':>6}{'mem':>6}  {'edges (contiguity/semantic/structural)':<40}"
+    header += f"{'median s':>9}{'turns/s':>9}{'encode s':>9}{'ingest/enc':>11}{'peak RSS MB':>12}"
+    print(header)
+    for r in rows:
+        edges = "/".join(str(r["edges"].get(c, 0)) for c in ("contiguity", "semantic", "structural"))
+        print(
+            f"{r['conversation']:<13}{r['turns']:>6}{r['memories']:>6}  {edges:<40}{r['seconds']:>9.2f}"
+            f"{r['turns_per_s']:>9.0f}{r['encode_seconds']:>9.2f}{r['ingest_over_encode']:>11.2f}{r['peak_rss_mb']:>12.0f}"
+        )
+
+
+def parse_args() -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON (default: ../shared/data)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per conversation (median reported)")
+    parser.add_argument("--conversations", default="", help="comma-separated sample ids (default: all)")
+    parser.add_argument("--cli", action="store_true", help="also time `ripple ingest` as a subprocess")
+    parser.add_argument("--cli-conversation", default="conv-41", help="the conversation timed with --cli")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+    return parser.parse_args()
+
+
+def main() -> None:
+    """Run the benchmark and print per-conversation figures and a one-line summary."""
+    args = parse_args()
+    conversations = read_conversations(args.data)
+    wanted = [c for c in args.conversations.split(",") if c]
+    if wanted:
+        conversations = [c for c in conversations if c.conversation_id in wanted]
+    load = os.getloadavg()
+    print(f"data {args.data} · {len(conversations)} conversations · repeat {args.repeat} · load {load[0]:.2f}")
+    print(f"warm-up (encoder, spaCy, dateparser load + one session): {warm_up(conversations[0]):.2f} s")
+    rows = []
+    for conversation in conversations:
+        rows.append(bench_conversation(conversation, args.repeat))
+        print(f"  {conversation.conversation_id}: {rows[-1]['seconds']:.2f} s", flush=True)
+    print_table(rows)
+    cli = cli_seconds(args.data, args.cli_conversation, args.repeat) if args.cli else None
+    if cli:
+        print(f"CLI `ripple ingest` {cli['conversation']}: median {cli['cli_seconds']:.2f} s over {cli['runs']} runs")
+    seconds = statistics.median(r["seconds"] for r in rows)
+    rate = statistics.median(r["turns_per_s"] for r in rows)
+    ratio = statistics.median(r["ingest_over_encode"] for r in rows)
+    print(
+        f"summary: cores {os.cpu_count()} · median {seconds:.2f} s/conversation · {rate:.0f} turns/s · "
+        f"ingest/encode {ratio:.2f}x · peak RSS {peak_rss_mb():.0f} MB · load now {os.getloadavg()[0]:.2f}"
+    )
+    if args.json:
+        print(json.dumps({"rows": rows, "cli": cli, "cores": os.cpu_count()}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
