@@ -1,0 +1,315 @@
+"""Read phase: planner, diffusion, spreading activation and assembly on hand-built graphs; the trace; end to end."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE_CHATS
+from rich.console import Console
+
+from ripplecli.errors import InputError
+from ripplecli.recall import activation
+from ripplecli.recall.diffusion import Support, diffuse, reachable
+from ripplecli.recall.pipeline import PROTECTED_HEAD, RecallParams, merge_support, seed_ranking, validate
+from ripplecli.recall.planner import Candidate, RulesPlanner
+from ripplecli.recall.query import QueryCues, time_range
+from ripplecli.recall.views import ViewHits, rrf
+from ripplecli.store.db import Store
+from ripplecli.trace import Evidence, RecallResult, SourceRef
+
+
+def hand_built(tmp_path: Path, edges: list[tuple[int, int, str, float]], cues: dict[int, list[str]]) -> Store:
+    """A store with memories 1..N, the given edges and concept cues (no encoder needed)."""
+    store = Store.open(tmp_path / "store")
+    ids = sorted({m for e in edges for m in e[:2]} | set(cues))
+    with store.transaction():
+        store.insert(
+            "memories",
+            {
+                "memory_id": ids,
+                "conversation_id": ["c"] * len(ids),
+                "session_id": ["1"] * len(ids),
+                "position": ids,
+                "restatement": [f"memory {i}" for i in ids],
+                "persons": [[] for _ in ids],
+                "locations": [[] for _ in ids],
+                "time_start": [None] * len(ids),
+                "time_end": [None] * len(ids),
+                "time_grounded": [False] * len(ids),
+                "session_ts": [None] * len(ids),
+                "extractor": ["test"] * len(ids),
+                "created": [datetime(2026, 1, 1)] * len(ids),
+                "run_id": [1] * len(ids),
+            },
+        )
+        store.insert(
+            "edges",
+            {
+                "src": [e[0] for e in edges],
+                "dst": [e[1] for e in edges],
+                "channel": [e[2] for e in edges],
+                "weight": [e[3] for e in edges],
+            },
+        )
+        pairs = [(m, c) for m, cs in cues.items() for c in cs]
+        store.insert("memory_cues", {"memory_id": [m for m, _ in pairs], "cue": [c for _, c in pairs]})
+    return store
+
+
+# --- planner ---------------------------------------------------------------------------------------
+def test_planner_takes_strongest_seeds_and_targets_uncovered_cues() -> None:
+    cues = QueryCues(
+        "Should Alex take Maya to Harbor Grill?", persons=["alex", "maya"], concepts=["harbor grill", "allergy"]
+    )
+    evidence = [
+        Candidate(1, 0.9, "a", concepts={"harbor grill"}),
+        Candidate(2, 0.8, "b", concepts={"dinner"}),
+        Candidate(3, 0.7, "c", persons={"maya"}),
+        Candidate(4, 0.6, "d", concepts={"allergy"}),
+    ]
+    plan = RulesPlanner().plan(cues, evidence, speakers={"alex", "sam"})
+    assert plan.proceed and plan.anchors == [1, 2, 3]
+    assert "allergy" in plan.missing and "harbor grill" in plan.covered
+    assert plan.target is not None and plan.target.concepts == ["allergy"]
+    assert not plan.target.restatement.endswith("?")
+
+
+def test_planner_stops_without_evidence() -> None:
+    plan = RulesPlanner().plan(QueryCues("q"), [], speakers=set())
+    assert not plan.proceed and plan.stop_reason and plan.anchors == []
+
+
+# --- diffusion -----------------------------------------------------------------------------------
+def test_diffusion_respects_hops_exclusion_and_channel(tmp_path: Path) -> None:
+    store = hand_built(
+        tmp_path,
+        [(1, 2, "semantic", 0.9), (2, 3, "semantic", 0.9), (3, 4, "semantic", 0.9), (1, 5, "structural", 0.8)],
+        {},
+    )
+    found = reachable(store, [1], "semantic", hops=2)
+    assert set(found) == {2, 3}  # 4 is three hops away; 5 is another channel
+    assert found[3].path == [1, 2, 3]
+    assert [s.memory_id for s in diffuse(store, [1], "semantic", None, exclude={2}, hops=2)] == [3]
+
+
+def test_diffusion_top_n_and_ties_to_nearer_then_stronger(tmp_path: Path) -> None:
+    edges = [(1, m, "semantic", 0.5 + m / 100) for m in range(2, 10)] + [(2, 20, "semantic", 0.99)]
+    store = hand_built(tmp_path, edges, {})
+    flat = diffuse(store, [1], "semantic", lambda ids: dict.fromkeys(ids, 1.0), exclude=set(), hops=2, top=5)
+    assert len(flat) == 5
+    assert all(len(s.path) == 2 for s in flat)  # equal scores: one-hop memories before the two-hop one
+    assert [s.memory_id for s in flat] == [9, 8, 7, 6, 5]  # then stronger paths first
+
+
+def test_spreading_activation_follows_shared_cues_and_skips_evidence(tmp_path: Path) -> None:
+    cues = {
+        1: ["harbor grill"],
+        2: ["harbor grill", "oyster bar"],
+        3: ["oyster bar"],
+        4: ["knitting"],
+        5: ["harbor grill"],
+    }
+    store = hand_built(tmp_path, [(1, 2, "contiguity", 1.0)], cues)
+    found = activation.spread(store, {"harbor grill": 1.0}, {1: 1.0}, exclude={1, 5}, top=5)
+    ids = [a.memory_id for a in found]
+    assert 2 in ids and 3 in ids and 4 not in ids and 5 not in ids and 1 not in ids
+    assert ids.index(2) < ids.index(3)  # one cue step nearer the restart set
+    assert "harbor grill" in next(a for a in found if a.memory_id == 2).via_cues
+
+
+# --- assembly --------------------------------------------------------------------------------------
+def test_seed_ranking_puts_the_union_first() -> None:
+    dense = ViewHits("dense", [(m, 1.0) for m in range(1, 21)])
+    lexical = ViewHits("lexical", [(m, 1.0) for m in range(30, 40)])
+    ranking = seed_ranking([dense, lexical])
+    assert set(ranking[:15]) == set(range(1, 11)) | set(range(30, 35))
+
+
+def test_support_enters_below_the_protected_head() -> None:
+    base = list(range(1, 31))
+    growth = [Support(100 + i, "activation", 1.0 - i / 10) for i in range(5)]
+    merged = merge_support(base, growth)
+    assert merged[:PROTECTED_HEAD] == base[:PROTECTED_HEAD]
+    assert 100 in merged[PROTECTED_HEAD : PROTECTED_HEAD + 3]
+    assert rrf([([(1, 0.0), (2, 0.0)], 1.0)], 60)[1] > rrf([([(1, 0.0), (2, 0.0)], 1.0)], 60)[2]
+
+
+@pytest.mark.parametrize(
+    ("question", "params"),
+    [
+        ("", RecallParams()),
+        ("  ", RecallParams()),
+        ("q", RecallParams(k=0)),
+        ("q", RecallParams(rounds=-1)),
+        ("q", RecallParams(mode="nope")),
+    ],
+)
+def test_bad_recall_arguments_are_one_clear_error(question: str, params: RecallParams) -> None:
+    with pytest.raises(InputError):
+        validate(question, params)
+
+
+def test_question_time_ranges() -> None:
+    as_of = datetime(2023, 8, 20, 12, 0)
+    assert time_range("What happened in May 2023?", as_of)[0] == datetime(2023, 5, 1)
+    assert time_range("What did she do last year?", as_of)[0] == datetime(2022, 1, 1)
+    assert time_range("Where did they go?", as_of) is None
+
+
+# --- the trace -------------------------------------------------------------------------------------
+def test_trace_renders_every_section_at_a_fixed_width() -> None:
+    from ripplecli.cli.render import trace_tree
+
+    evidence = [
+        Evidence(
+            7,
+            "Sam: Harbor Grill is by the marina.",
+            0.5,
+            1,
+            ["D1:3"],
+            [SourceRef("D1:3", "1", "Sam", "Harbor Grill is by the marina.", "2026-04-23T19:00:00")],
+            [{"view": "dense", "rank": 1, "score": 0.7, "seed": True}],
+        ),
+        Evidence(
+            9,
+            "Alex: the oyster bar was packed.",
+            0.4,
+            2,
+            ["D2:11"],
+            [],
+            [{"channel": "activation", "path": [7, 9], "weights": [], "score": 0.01}],
+        ),
+    ]
+    trace = {
+        "query_cues": {
+            "keywords": ["harbor", "grill"],
+            "persons": ["maya"],
+            "locations": [],
+            "concepts": ["harbor grill"],
+            "time_range": None,
+        },
+        "seeds": {"dense": [{"id": 7, "score": 0.7, "text": "Sam: Harbor Grill is by the marina."}]},
+        "rounds": [
+            {
+                "round": 1,
+                "planner": {
+                    "decision": "continue",
+                    "stop_reason": None,
+                    "anchors": [{"id": 7, "text": "x"}],
+                    "target": {
+                        "restatement": "Maya: allergy",
+                        "persons": ["maya"],
+                        "locations": [],
+                        "concepts": ["allergy"],
+                    },
+                    "covered": [],
+                    "missing": ["allergy"],
+                    "failure": None,
+                },
+                "support": {
+                    "activation": [
+                        {
+                            "id": 9,
+                            "channel": "activation",
+                            "score": 0.01,
+                            "path": [7, 9],
+                            "weights": [],
+                            "text": "oyster",
+                            "via_cues": ["harbor grill"],
+                        }
+                    ]
+                },
+            }
+        ],
+    }
+    result = RecallResult(
+        "Should Alex take Maya to Harbor Grill?",
+        "ripple",
+        2,
+        evidence,
+        trace,
+        {"method": "extractive", "text": "Harbor Grill is by the marina. [m7]", "citations": [7]},
+    )
+    console = Console(width=100, record=True)
+    console.print(trace_tree(result))
+    text = console.export_text()
+    for needle in (
+        "query cues",
+        "seeds",
+        "round 1",
+        "anchors",
+        "missing-support target",
+        "activation",
+        "m7 → m9",
+        "via cues: harbor grill",
+        "evidence (2)",
+        "D1:3 2026-04-23",
+        "answer (extractive)",
+    ):
+        assert needle in text, needle
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+# --- end to end through the real encoder, spaCy and dateparser -----------------------------------------
+@pytest.fixture(scope="module")
+def dinner_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from ripplecli import Memory
+
+    path = tmp_path_factory.mktemp("dinner") / "store"
+    with Memory(path) as memory:
+        memory.ingest(SAMPLE_CHATS / "dinner.json")
+    return path
+
+
+@pytest.mark.slow
+def test_graph_reaches_evidence_that_seeds_miss(dinner_store: Path) -> None:
+    """The seafood turn (D2:11) never names the question's words: only the graph brings it in."""
+    from ripplecli import Memory
+
+    with Memory(dinner_store, read_only=True) as memory:
+        question = "What kind of food is Harbor Grill known for?"
+        ripple = memory.recall(question, k=10, mode="ripple")
+        seeds = memory.recall(question, k=10, mode="seeds")
+    turns = lambda result: {t for e in result.evidence for t in e.source_turns}  # noqa: E731
+    assert "D2:11" in turns(ripple) and "D2:11" not in turns(seeds)
+    found = next(e for e in ripple.evidence if "D2:11" in e.source_turns)
+    assert any(p.get("channel") == "activation" for p in found.provenance)
+
+
+@pytest.mark.slow
+def test_ask_json_document(dinner_store: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ripplecli.cli import app
+
+    result = CliRunner().invoke(
+        app, ["ask", "Should Alex take Maya to Harbor Grill?", "--json", "--store", str(dinner_store)]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert {"question", "mode", "k", "evidence", "trace", "answer", "seconds"} <= set(doc)
+    assert {"query_cues", "seeds", "rounds", "evidence"} <= set(doc["trace"])
+    first = doc["evidence"][0]
+    assert {"memory_id", "rank", "restatement", "source_turns", "sources", "provenance", "tokens"} <= set(first)
+    assert doc["answer"]["citations"] and set(doc["answer"]["citations"]) <= {e["memory_id"] for e in doc["evidence"]}
+    planner = doc["trace"]["rounds"][0]["planner"]
+    assert planner["decision"] == "continue" and 1 <= len(planner["anchors"]) <= 3
+
+
+@pytest.mark.slow
+def test_ask_trace_at_fixed_width(dinner_store: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ripplecli.cli import app
+
+    result = CliRunner().invoke(
+        app,
+        ["ask", "Should Alex take Maya to Harbor Grill?", "--k", "12", "--store", str(dinner_store)],
+        env={"COLUMNS": "100"},
+    )
+    assert result.exit_code == 0, result.output
+    for needle in ("query cues", "seeds", "planner", "missing-support target", "evidence (12)", "answer"):
+        assert needle in result.output
