@@ -13,6 +13,7 @@ from rich.console import Console
 from ripplecli.errors import InputError
 from ripplecli.recall import activation
 from ripplecli.recall.diffusion import Support, diffuse, reachable
+from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.pipeline import PROTECTED_HEAD, RecallParams, merge_support, seed_ranking, validate
 from ripplecli.recall.planner import Candidate, RulesPlanner
 from ripplecli.recall.query import QueryCues, time_range
@@ -113,7 +114,7 @@ def test_spreading_activation_follows_shared_cues_and_skips_evidence(tmp_path: P
         5: ["harbor grill"],
     }
     store = hand_built(tmp_path, [(1, 2, "contiguity", 1.0)], cues)
-    found = activation.spread(store, {"harbor grill": 1.0}, {1: 1.0}, exclude={1, 5}, top=5)
+    found = activation.spread(RecallIndex.load(store), {"harbor grill": 1.0}, {1: 1.0}, exclude={1, 5}, top=5)
     ids = [a.memory_id for a in found]
     assert 2 in ids and 3 in ids and 4 not in ids and 5 not in ids and 1 not in ids
     assert ids.index(2) < ids.index(3)  # one cue step nearer the restart set

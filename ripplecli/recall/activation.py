@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-from ripplecli.store.db import Store
+from ripplecli.recall.index import RecallIndex
 
 
 @dataclass
@@ -33,66 +33,35 @@ class CueGraph:
     contiguity: list[tuple[int, int]]
 
 
-def informative_cues(store: Store, cues: set[str], max_df: float) -> dict[str, int]:
-    """Document frequency of cues rare enough to carry information (df ≤ max_df · N, at least 5)."""
-    if not cues:
-        return {}
-    limit = max(5.0, max_df * store.count("memories"))
-    rows = store.con.execute(
-        "SELECT cue, count(*) FROM memory_cues WHERE cue IN (SELECT unnest($1)) GROUP BY cue", [sorted(cues)]
-    ).fetchall()
-    return {cue: df for cue, df in rows if df <= limit}
+def informative_cues(index: RecallIndex, cues: set[str], max_df: float) -> set[str]:
+    """Cues rare enough to carry information (held by at most max_df · N memories, and at least 5 allowed)."""
+    limit = max(5.0, max_df * index.count)
+    return {cue for cue in cues if 0 < index.cue_frequency(cue) <= limit}
 
 
-def _cues_of(store: Store, memories: set[int]) -> dict[int, set[str]]:
-    """Concept cues of the given memories."""
-    found: dict[int, set[str]] = defaultdict(set)
-    if memories:
-        rows = store.con.execute(
-            "SELECT memory_id, cue FROM memory_cues WHERE memory_id IN (SELECT unnest($1))", [sorted(memories)]
-        ).fetchall()
-        for mid, cue in rows:
-            found[mid].add(cue)
-    return found
-
-
-def _holders_of(store: Store, cues: set[str]) -> dict[int, set[str]]:
+def _holders_of(index: RecallIndex, cues: set[str]) -> dict[int, set[str]]:
     """Memories holding any of the cues, with which ones."""
     found: dict[int, set[str]] = defaultdict(set)
-    if cues:
-        rows = store.con.execute(
-            "SELECT memory_id, cue FROM memory_cues WHERE cue IN (SELECT unnest($1))", [sorted(cues)]
-        ).fetchall()
-        for mid, cue in rows:
+    for cue in cues:
+        for mid in index.holders.get(cue, ()):
             found[mid].add(cue)
     return found
 
 
-def _contiguity(store: Store, memories: set[int]) -> list[tuple[int, int]]:
-    """Contiguity edges touching the given memories."""
-    if not memories:
-        return []
-    return store.con.execute(
-        "SELECT src, dst FROM edges WHERE channel = 'contiguity' AND "
-        "(src IN (SELECT unnest($1)) OR dst IN (SELECT unnest($1)))",
-        [sorted(memories)],
-    ).fetchall()
-
-
-def local_graph(store: Store, restart_cues: set[str], anchors: set[int], max_df: float) -> CueGraph:
+def local_graph(index: RecallIndex, restart_cues: set[str], anchors: set[int], max_df: float) -> CueGraph:
     """Two bipartite steps out from the restart set, with informative cues only."""
-    seeds = _holders_of(store, restart_cues)  # the question's own cues spread even when common
+    seeds = _holders_of(index, restart_cues)  # the question's own cues spread even when common
     first = set(seeds) | anchors
-    around = _cues_of(store, first)
-    keep = informative_cues(store, {c for cues in around.values() for c in cues}, max_df)
-    second = _holders_of(store, set(keep))
+    around = {mid: index.concepts_of.get(mid, set()) for mid in first}
+    keep = informative_cues(index, set().union(*around.values()) if around else set(), max_df)
+    second = _holders_of(index, keep)
     memory_cues: dict[int, set[str]] = defaultdict(set)
     for mapping in (seeds, second):
         for mid, cues in mapping.items():
             memory_cues[mid] |= cues
     for mid in first:
-        memory_cues[mid] |= around.get(mid, set()) & set(keep)
-    pairs = _contiguity(store, set(memory_cues))
+        memory_cues[mid] |= around.get(mid, set()) & keep
+    pairs = sorted({(min(a, b), max(a, b)) for a in list(memory_cues) for b in index.neighbours.get(a, ())})
     for src, dst in pairs:
         memory_cues.setdefault(src, set())
         memory_cues.setdefault(dst, set())
@@ -133,7 +102,7 @@ def personalised_pagerank(
 
 
 def spread(
-    store: Store,
+    index: RecallIndex,
     restart_cues: dict[str, float],
     anchors: dict[int, float],
     exclude: set[int],
@@ -141,7 +110,7 @@ def spread(
     max_df: float = 0.05,
 ) -> list[Activation]:
     """The `top` memories by activation mass that are not already evidence, with what reached them."""
-    graph = local_graph(store, set(restart_cues), set(anchors), max_df)
+    graph = local_graph(index, set(restart_cues), set(anchors), max_df)
     restart = {f"c:{c}": w for c, w in restart_cues.items()} | {f"m:{m}": w for m, w in anchors.items()}
     ranks = personalised_pagerank(graph, restart)
     reached = sorted(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Candidate
 from ripplecli.store.db import Store
 from ripplecli.trace import SourceRef
@@ -17,37 +18,20 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
-def candidates(store: Store, ranked: list[tuple[int, float]]) -> list[Candidate]:
-    """Planner view of ranked memories: restatement, cues and degree, in the given order."""
-    ids = [mid for mid, _ in ranked]
-    if not ids:
-        return []
-    rows = store.con.execute(
-        "SELECT memory_id, restatement, persons, locations FROM memories WHERE memory_id IN (SELECT unnest($1))",
-        [ids],
-    ).fetchall()
-    concepts: dict[int, set[str]] = defaultdict(set)
-    for mid, cue in store.con.execute(
-        "SELECT memory_id, cue FROM memory_cues WHERE memory_id IN (SELECT unnest($1))", [ids]
-    ).fetchall():
-        concepts[mid].add(cue)
-    info = {r[0]: r for r in rows}
-    score = dict(ranked)
+def candidates(index: RecallIndex, ranked: list[tuple[int, float]]) -> list[Candidate]:
+    """Planner view of ranked memories: restatement and cues, in the given order."""
     return [
-        Candidate(mid, score[mid], info[mid][1], set(info[mid][2]), set(info[mid][3]), concepts[mid])
-        for mid in ids
-        if mid in info
+        Candidate(
+            mid,
+            score,
+            index.texts[mid],
+            set(index.persons_of.get(mid, ())),
+            set(index.locations_of.get(mid, ())),
+            set(index.concepts_of.get(mid, ())),
+        )
+        for mid, score in ranked
+        if mid in index.texts
     ]
-
-
-def restatements(store: Store, ids: list[int]) -> dict[int, str]:
-    """Restatement per memory id."""
-    if not ids:
-        return {}
-    rows = store.con.execute(
-        "SELECT memory_id, restatement FROM memories WHERE memory_id IN (SELECT unnest($1))", [ids]
-    ).fetchall()
-    return dict(rows)
 
 
 def sources(store: Store, ids: list[int]) -> dict[int, list[SourceRef]]:

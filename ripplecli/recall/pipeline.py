@@ -14,6 +14,7 @@ from ripplecli.errors import InputError
 from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
 from ripplecli.recall.diffusion import Support, diffuse
+from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Plan, RulesPlanner
 from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view, rrf
@@ -65,21 +66,29 @@ class Recaller:
         self.store = store
         self.encoder = encoder
         self.analyzer = analyzer or RulesQueryAnalyzer()
+        self._index: RecallIndex | None = None
         self.planner = planner or RulesPlanner()
+
+    def index(self, refresh: bool = False) -> RecallIndex:
+        """The in-memory recall maps; `refresh` (once per question) reloads them if the memories changed."""
+        if self._index is None or (refresh and self._index.version != self.store.version("memories")):
+            self._index = RecallIndex.load(self.store)
+        return self._index
 
     def recall(self, question: str, params: RecallParams) -> RecallResult:
         """Evidence for `question` with the trajectory that found it."""
         started = time.perf_counter()
         validate(question, params)
         mode = MODES[params.mode]
-        cues = self.analyzer.analyze(question, self.store, params.as_of or datetime.now())
+        index = self.index(refresh=True)
+        cues = self.analyzer.analyze(question, index, params.as_of or datetime.now())
         trace: dict[str, Any] = {"query_cues": _cues_dict(cues), "mode": params.mode}
-        if self.store.count("memories") == 0:
+        if index.count == 0:
             trace["note"] = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
         vector = self.encoder().encode([cues.text])[0] if "dense" in mode.views or mode.growth != "none" else None
         views = self._views(mode, cues, vector, params.k)
-        trace["seeds"] = {v.view: _ranked(self.store, v.top(SEED_DEPTH[v.view])) for v in views}
+        trace["seeds"] = {v.view: _ranked(index, v.top(SEED_DEPTH[v.view])) for v in views}
         fused = rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
         seeds = seed_ranking(views)[:SEED_POOL]
         growth = GROWTH[mode.growth](self, cues, seeds, fused, vector, params, trace)
@@ -95,7 +104,7 @@ class Recaller:
         makers = {
             "dense": lambda: dense_view(self.store, vector, depth),
             "lexical": lambda: lexical_view(self.store, cues.text, depth),
-            "cue": lambda: cue_view(self.store, cues, depth),
+            "cue": lambda: cue_view(self.index(), cues, depth),
         }
         return [makers[name]() for name in mode.views]
 
@@ -111,7 +120,7 @@ class Recaller:
 
     def _evidence(self, ids: list[int], growth: list[Support], views: list[ViewHits]) -> list[Evidence]:
         """Evidence objects with restatement, sources and every way each memory was found."""
-        texts = memories.restatements(self.store, ids)
+        texts = self.index().texts
         refs = memories.sources(self.store, ids)
         found_by: dict[int, list[dict[str, Any]]] = {}
         for view in views:
@@ -229,23 +238,22 @@ GROWTH: dict[str, Callable[..., list[Support]]] = {
 
 def _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round) -> list[Support]:
     """Plan, diffuse, add support; stop on STOP, no anchors, no new support or the round budget."""
-    store = recaller.store
-    speakers = _speakers(store)
+    index = recaller.index()
     evidence = list(seeds)
     found: list[Support] = []
     trace["rounds"] = []
     for number in range(params.rounds):
         ranked = sorted(evidence, key=lambda m: -fused.get(m, 0.0))
         plan = recaller.planner.plan(
-            cues, memories.candidates(store, [(m, fused.get(m, 0.0)) for m in ranked]), speakers
+            cues, memories.candidates(index, [(m, fused.get(m, 0.0)) for m in ranked]), index.speakers
         )
-        record: dict[str, Any] = {"round": number + 1, "planner": _plan_dict(plan, store)}
+        record: dict[str, Any] = {"round": number + 1, "planner": _plan_dict(plan, index)}
         trace["rounds"].append(record)
         if not plan.proceed or not plan.anchors:
             record["stopped"] = plan.stop_reason or "no anchors"
             break
-        new = one_round(recaller, cues, plan, set(evidence), vector, speakers)
-        record["support"] = _group(new, store)
+        new = one_round(recaller, cues, plan, set(evidence), vector, index.speakers)
+        record["support"] = _group(new, index)
         if not new:
             record["stopped"] = "no new support"
             break
@@ -255,12 +263,11 @@ def _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round) -> l
 
 
 def _ripple_round(recaller, cues, plan: Plan, evidence: set[int], vector, speakers) -> list[Support]:
-    """Spreading activation restarting at the target's cues and the anchors, plus target-scored neighbours."""
-    store = recaller.store
+    """Spreading activation restarting at the question's cues (the target's included) and the anchors."""
     missing = [c for c in plan.missing if ":" not in c]
     restart_cues = dict.fromkeys([*cues.concepts, *missing], 1.0)
     anchors = {a: 1.0 for a in plan.anchors}
-    activated = spread(store, restart_cues, anchors, evidence, top=10)
+    activated = spread(recaller.index(), restart_cues, anchors, evidence, top=10)
     return [
         Support(a.memory_id, "activation", a.mass, [*a.via_anchors[:1], a.memory_id], [], a.via_cues) for a in activated
     ]
@@ -271,7 +278,7 @@ def _paper_round(recaller, cues, plan: Plan, evidence: set[int], vector, speaker
     store = recaller.store
     target_vector = recaller.encoder().encode([plan.target.restatement])[0] if plan.target else vector
     by_vector = _vector_scorer(store, target_vector)
-    by_cues = _cue_scorer(store, plan)
+    by_cues = _cue_scorer(recaller.index(), plan)
     found = []
     channels = {"semantic": by_vector, "structural": by_cues, "contiguity": by_vector, "antecedent": by_vector}
     for channel, scorer in channels.items():
@@ -291,7 +298,7 @@ def _vector_scorer(store: Store, target: np.ndarray):
     return score
 
 
-def _cue_scorer(store: Store, plan: Plan):
+def _cue_scorer(index: RecallIndex, plan: Plan):
     """Share of the target's cues a candidate carries."""
     wanted = set(question_cues_from_target(plan))
 
@@ -299,7 +306,7 @@ def _cue_scorer(store: Store, plan: Plan):
         if not wanted:
             return dict.fromkeys(ids, 0.0)
         return {
-            c.memory_id: len(c.cues & wanted) / len(wanted) for c in memories.candidates(store, [(i, 0.0) for i in ids])
+            c.memory_id: len(c.cues & wanted) / len(wanted) for c in memories.candidates(index, [(i, 0.0) for i in ids])
         }
 
     return score
@@ -334,12 +341,6 @@ def rho_order(store: Store, seeds: list[int], fused, growth: list[Support], vect
 
 
 # --- trace helpers -------------------------------------------------------------------------------
-def _speakers(store: Store) -> set[str]:
-    """Canonical names of every conversation's speakers."""
-    rows = store.con.execute("SELECT DISTINCT lower(unnest(speakers)) FROM conversations").fetchall()
-    return {" ".join(r[0].split()) for r in rows}
-
-
 def _cues_dict(cues: QueryCues) -> dict[str, Any]:
     """Query cues for the trace."""
     data = asdict(cues)
@@ -347,19 +348,19 @@ def _cues_dict(cues: QueryCues) -> dict[str, Any]:
     return data
 
 
-def _ranked(store: Store, ranked: Ranked) -> list[dict[str, Any]]:
+def _ranked(index: RecallIndex, ranked: Ranked) -> list[dict[str, Any]]:
     """Seed rows for the trace: id, score, restatement."""
-    texts = memories.restatements(store, [m for m, _ in ranked])
+    texts = index.texts
     return [{"id": m, "score": round(float(s), 4), "text": texts.get(m, "")} for m, s in ranked]
 
 
-def _plan_dict(plan: Plan, store: Store) -> dict[str, Any]:
+def _plan_dict(plan: Plan, index: RecallIndex) -> dict[str, Any]:
     """The planner's decision for the trace."""
     target = None
     if plan.target:
         target = asdict(plan.target)
         target["time_range"] = [t.isoformat() for t in plan.target.time_range] if plan.target.time_range else None
-    texts = memories.restatements(store, plan.anchors)
+    texts = index.texts
     return {
         "decision": "continue" if plan.proceed else "stop",
         "stop_reason": plan.stop_reason,
@@ -386,9 +387,9 @@ def _support_dict(s: Support, text: str = "") -> dict[str, Any]:
     return data
 
 
-def _group(found: list[Support], store: Store) -> dict[str, list[dict[str, Any]]]:
+def _group(found: list[Support], index: RecallIndex) -> dict[str, list[dict[str, Any]]]:
     """Support per channel for the trace."""
-    texts = memories.restatements(store, [s.memory_id for s in found])
+    texts = index.texts
     grouped: dict[str, list[dict[str, Any]]] = {}
     for s in found:
         grouped.setdefault(s.channel, []).append(_support_dict(s, texts.get(s.memory_id, "")))

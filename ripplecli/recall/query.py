@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from ripplecli.cues import STOPWORDS, canonical_name, content_tokens, match_cues, tokenize
-from ripplecli.store.db import Store
+from ripplecli.recall.index import RecallIndex
 
 QUERY_ANALYZERS: dict[str, str] = {"rules": "ripplecli.recall.query:RulesQueryAnalyzer"}
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
@@ -43,7 +43,7 @@ class QueryCues:
 class QueryAnalyzer(Protocol):
     """Turns a question into query cues."""
 
-    def analyze(self, question: str, store: Store, as_of: datetime) -> QueryCues: ...
+    def analyze(self, question: str, index: RecallIndex, as_of: datetime) -> QueryCues: ...
 
 
 def ngrams(tokens: list[str], max_n: int = 4) -> list[str]:
@@ -98,47 +98,17 @@ def time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | No
 class RulesQueryAnalyzer:
     """Names, places and concepts matched against what the store recorded at ingest."""
 
-    def analyze(self, question: str, store: Store, as_of: datetime) -> QueryCues:
+    name = "rules"
+
+    def analyze(self, question: str, index: RecallIndex, as_of: datetime) -> QueryCues:
         tokens = content_tokens(question)
-        grams = ngrams(tokens)
-        raw_grams = ngrams([t for t in tokenize(question) if t not in STOPWORDS])
-        vocabulary = self._vocabulary(store, grams)
-        persons = self._names(store, "memory_persons", "person", raw_grams)
-        speakers = self._speakers(store, raw_grams)
-        locations = self._names(store, "memory_locations", "location", raw_grams)
+        raw_grams = {canonical_name(g) for g in ngrams([t for t in tokenize(question) if t not in STOPWORDS])}
+        persons = sorted(raw_grams & (set(index.person_holders) | index.speakers))
         return QueryCues(
             text=question.strip(),
             keywords=tokens[:6],
-            persons=list(dict.fromkeys([*speakers, *persons])),
-            locations=locations,
-            concepts=match_cues(question, vocabulary),
+            persons=persons,
+            locations=sorted(raw_grams & set(index.location_holders)),
+            concepts=match_cues(question, index.forms),
             time_range=time_range(question, as_of),
         )
-
-    @staticmethod
-    def _vocabulary(store: Store, grams: list[str]) -> dict[str, str]:
-        """form -> cue for the question's n-grams only (one indexed lookup, not the whole vocabulary)."""
-        if not grams:
-            return {}
-        rows = store.con.execute(
-            "SELECT form, min(cue) FROM cue_forms WHERE form IN (SELECT unnest($1)) GROUP BY form", [grams]
-        ).fetchall()
-        return dict(rows)
-
-    @staticmethod
-    def _names(store: Store, table: str, column: str, grams: list[str]) -> list[str]:
-        """Stored person/location names that occur in the question."""
-        if not grams:
-            return []
-        wanted = [canonical_name(g) for g in grams]
-        rows = store.con.execute(
-            f"SELECT DISTINCT {column} FROM {table} WHERE {column} IN (SELECT unnest($1))", [wanted]
-        ).fetchall()
-        return sorted(r[0] for r in rows)
-
-    @staticmethod
-    def _speakers(store: Store, grams: list[str]) -> list[str]:
-        """Conversation speakers named in the question."""
-        rows = store.con.execute("SELECT DISTINCT unnest(speakers) FROM conversations").fetchall()
-        names = {canonical_name(r[0]) for r in rows}
-        return sorted(names & {canonical_name(g) for g in grams})

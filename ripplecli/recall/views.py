@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.query import QueryCues
 from ripplecli.store.db import Store
 
@@ -36,29 +37,20 @@ def lexical_view(store: Store, question: str, depth: int) -> ViewHits:
     return ViewHits("lexical", store.lexical_index().search(question, depth))
 
 
-def cue_view(store: Store, cues: QueryCues, depth: int, max_share: float = 0.2) -> ViewHits:
+def cue_view(index: RecallIndex, cues: QueryCues, depth: int, max_share: float = 0.2) -> ViewHits:
     """Memories sharing the question's rare cues (concepts, persons, places, time), scored by summed IDF."""
-    keyed = {
-        "memory_cues": ("cue", cues.concepts),
-        "memory_persons": ("person", cues.persons),
-        "memory_locations": ("location", cues.locations),
-    }
-    hits: dict[str, list[int]] = defaultdict(list)
-    for table, (column, values) in keyed.items():
-        if not values:
-            continue
-        rows = store.con.execute(
-            f"SELECT {column}, memory_id FROM {table} WHERE {column} IN (SELECT unnest($1))", [values]
-        ).fetchall()
-        for value, mid in rows:
-            hits[f"{column}:{value}"].append(mid)
+    hits: dict[str, list[int]] = {}
+    for prefix, values, holders in (
+        ("cue", cues.concepts, index.holders),
+        ("person", cues.persons, index.person_holders),
+        ("location", cues.locations, index.location_holders),
+    ):
+        for value in values:
+            hits[f"{prefix}:{value}"] = holders.get(value, [])
     if cues.time_range:
         start, end = cues.time_range
-        rows = store.con.execute(
-            "SELECT memory_id FROM memories WHERE time_grounded AND time_start <= ? AND time_end >= ?", [end, start]
-        ).fetchall()
-        hits["time"] = [r[0] for r in rows]
-    total = max(store.count("memories"), 1)
+        hits["time"] = [mid for mid, t0, t1 in index.grounded_times if t0 <= end and t1 >= start]
+    total = max(index.count, 1)
     scores: dict[int, float] = defaultdict(float)
     for members in hits.values():
         if not members or (len(members) > max_share * total and len(hits) > 1):
