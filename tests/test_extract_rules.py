@@ -39,7 +39,7 @@ def test_one_draft_per_turn_citing_that_turn(drafts: dict[str, MemoryDraft]) -> 
 
 def test_support_group_turn(drafts: dict[str, MemoryDraft]) -> None:
     draft = drafts["D1:3"]
-    assert draft.restatement.startswith("Caroline went to a LGBTQ support group yesterday")
+    assert draft.restatement.startswith("Caroline: Caroline went to a LGBTQ support group yesterday")
     assert draft.persons == ["caroline"]
     assert (draft.time_start, draft.time_end, draft.time_grounded) == (
         datetime(2023, 5, 7),
@@ -97,7 +97,7 @@ def test_multi_party_chat_resolves_first_person_only() -> None:
     extractor = resolve(EXTRACTORS, "extractor", "rules")()
     (window,) = make_windows(conversation)
     draft = extractor.extract(window)[0]
-    assert draft.restatement == "Ana met you at Olive Garden restaurant with Tom"
+    assert draft.restatement == "Ana: Ana met you at Olive Garden restaurant with Tom"
     assert draft.persons == ["ana", "tom"]
     assert draft.locations == ["olive garden"]
     assert (draft.time_start, draft.time_end, draft.time_grounded) == (None, None, False)
