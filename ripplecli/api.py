@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,21 @@ from ripplecli.answer import ANSWER_MODES
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
 from ripplecli.ingest import Ingestor, IngestReport, Progress, file_hash
-from ripplecli.model import Conversation
+from ripplecli.model import Conversation, Session, Turn
 from ripplecli.store.db import Store
+from ripplecli.trace import RecallResult
+
+REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
+MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
+
+
+@dataclass(frozen=True)
+class NewTurn:
+    """One utterance to remember: who said what, and when (None: now), as an assistant hears it."""
+
+    speaker: str
+    text: str
+    timestamp: datetime | None = None
 
 
 class Memory:
@@ -109,6 +123,46 @@ class Memory:
         ingestor = Ingestor(self.store, self.settings, self.encoder, self._extractor(extractor), progress)
         return ingestor.ingest(conversations, label, content_hash)
 
+    def remember(
+        self,
+        turns: NewTurn | Sequence[NewTurn],
+        *,
+        conversation: str = REMEMBER_CONVERSATION,
+        session: str | None = None,
+    ) -> list[int]:
+        """Write a few turns an assistant was told through the normal write path; returns the new memory ids."""
+        self._require_writable()
+        batch = [turns] if isinstance(turns, NewTurn) else list(turns)
+        chat = self._remembered(batch, conversation, session)
+        report = self.ingest_conversations([chat], label=f"<remember {chat.conversation_id}>")
+        rows = self.store.con.execute(
+            "SELECT memory_id FROM memories WHERE run_id = ? ORDER BY memory_id", [report.run_id]
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def _remembered(self, batch: list[NewTurn], conversation: str, session: str | None) -> Conversation:
+        """The turns as a Conversation: sessions named by their date (or `session`), ids the next free D<s>:<n>."""
+        from ripplecli.formats.fields import clean_text
+
+        check_turns(batch, conversation, session)
+        rows = self.store.con.execute("SELECT turn_id FROM sources WHERE conversation_id = ?", [conversation.strip()])
+        taken = {r[0] for r in rows.fetchall()}
+        sessions: dict[str, Session] = {}
+        for new in batch:
+            stamp = naive_utc(new.timestamp) if new.timestamp else datetime.now().replace(microsecond=0)
+            name = session.strip() if session else stamp.date().isoformat()
+            turn_id = next_turn_id(name, taken)
+            taken.add(turn_id)
+            sessions.setdefault(name, Session(name, stamp, [])).turns.append(
+                Turn(turn_id, clean_text(new.speaker), clean_text(new.text))
+            )
+        return Conversation(conversation.strip(), list(sessions.values()))
+
+    def _require_writable(self) -> None:
+        """Writes on a store opened read-only are one clear line, not a DuckDB error."""
+        if self.store.read_only:
+            raise StoreError(f"store {self.path}: opened read-only; nothing can be written")
+
     # --- read -------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         """Graph and store statistics (`ripple graph stats`); never loads the encoder."""
@@ -139,3 +193,105 @@ class Memory:
 
             result.answer = extractive_answer(question, result.evidence)
         return result
+
+    def warm(self) -> None:
+        """Load the encoder and every index now, so a long-lived server (MCP) answers its first question warm."""
+        self.encoder.encode(["warm up"])
+        if self.store.count("memories"):
+            self.recall("warm up", k=1)
+
+
+# --- remember: turns told to an assistant ----------------------------------------------------------
+def check_turns(batch: Sequence[NewTurn], conversation: str, session: str | None) -> None:
+    """A remember call names a conversation and brings 1..MAX turns, each with a speaker and some text."""
+    from ripplecli.formats.fields import clean_text
+
+    if not batch:
+        raise InputError("no turns to remember")
+    if len(batch) > MAX_REMEMBER_TURNS:
+        raise InputError(f"{len(batch)} turns: remember at most {MAX_REMEMBER_TURNS} at once (ingest a file instead)")
+    if not conversation.strip() or (session is not None and not session.strip()):
+        raise InputError("the conversation and session names must not be empty")
+    for number, new in enumerate(batch, start=1):
+        for field_name in ("speaker", "text"):
+            value = getattr(new, field_name)
+            if not isinstance(value, str) or not clean_text(value):
+                raise InputError(f"turn {number}: the {field_name} is empty")
+
+
+def naive_utc(stamp: datetime) -> datetime:
+    """A timestamp as the store keeps it: naive, zone-aware values converted to UTC (as the chat formats do)."""
+    return stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp
+
+
+def next_turn_id(session: str, taken: set[str]) -> str:
+    """The next free turn id D<session>:<n> of a conversation (ids stay unique even after a forget)."""
+    prefix = f"D{session}:"
+    number = sum(t.startswith(prefix) for t in taken) + 1
+    while f"{prefix}{number}" in taken:
+        number += 1
+    return f"{prefix}{number}"
+
+
+# --- recall, compact: what an agent reads ------------------------------------------------------------
+def compact_result(result: RecallResult) -> dict[str, Any]:
+    """Evidence with dated sources and how each was found, plus the trajectory in brief: small enough for a prompt."""
+    return {
+        "question": result.question,
+        "mode": result.mode,
+        "k": result.k,
+        "seconds": round(result.seconds, 4),
+        "evidence": [
+            {
+                "memory_id": e.memory_id,
+                "rank": e.rank,
+                "restatement": e.restatement,
+                "sources": [
+                    {"turn_id": s.turn_id, "session_id": s.session_id, "speaker": s.speaker, "date": s.timestamp}
+                    for s in e.sources
+                ],
+                "provenance": e.provenance,
+            }
+            for e in result.evidence
+        ],
+        "trajectory": trajectory(result),
+    }
+
+
+def trajectory(result: RecallResult) -> dict[str, Any]:
+    """Query cues, seeds, anchors, the missing-support target and which channel found which evidence; no texts."""
+    trace = result.trace
+    cues = trace.get("query_cues", {})
+    brief: dict[str, Any] = {
+        "query_cues": {key: cues.get(key) for key in ("persons", "locations", "concepts", "time_range")},
+        "seeds": {view: [row["id"] for row in rows] for view, rows in trace.get("seeds", {}).items()},
+        "rounds": [_round_brief(record) for record in trace.get("rounds", [])],
+        "found_by": found_by(result),
+    }
+    if "note" in trace:
+        brief["note"] = trace["note"]
+    return brief
+
+
+def _round_brief(record: dict[str, Any]) -> dict[str, Any]:
+    """One planner round: decision, anchors, target sentence, missing cues, support ids per channel."""
+    plan = record["planner"]
+    return {
+        "round": record["round"],
+        "decision": plan["decision"],
+        "anchors": [anchor["id"] for anchor in plan["anchors"]],
+        "target": (plan.get("target") or {}).get("restatement"),
+        "missing": plan.get("missing", []),
+        "support": {channel: [row["id"] for row in rows] for channel, rows in record.get("support", {}).items()},
+        "stopped": record.get("stopped"),
+    }
+
+
+def found_by(result: RecallResult) -> dict[str, list[int]]:
+    """Evidence ids per finder: a seeding view (dense, lexical, cue), a graph channel, or 'fusion' (ranked deeper)."""
+    finders: dict[str, list[int]] = {}
+    for e in result.evidence:
+        names = {p.get("channel") or p["view"] for p in e.provenance if "channel" in p or p.get("seed")}
+        for name in sorted(names) or ["fusion"]:
+            finders.setdefault(name, []).append(e.memory_id)
+    return finders

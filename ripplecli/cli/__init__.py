@@ -8,6 +8,7 @@ from ripplecli.cli.ask import ask
 from ripplecli.cli.eval import eval_app
 from ripplecli.cli.graph import graph_app
 from ripplecli.cli.ingest import ingest
+from ripplecli.cli.mcp import mcp
 
 app = typer.Typer(
     name="ripple",
@@ -20,6 +21,7 @@ app.command("ingest")(ingest)
 app.command("ask")(ask)
 app.add_typer(graph_app, name="graph")
 app.add_typer(eval_app, name="eval")
+app.command("mcp")(mcp)
 
 
 def main() -> None:
