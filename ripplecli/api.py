@@ -12,6 +12,7 @@ from ripplecli.answer import ANSWER_MODES
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
 from ripplecli.ingest import Ingestor, IngestReport, Progress, file_hash
+from ripplecli.manage import OwnYourData
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.store.db import Store
 from ripplecli.trace import RecallResult
@@ -29,7 +30,7 @@ class NewTurn:
     timestamp: datetime | None = None
 
 
-class Memory:
+class Memory(OwnYourData):
     """One ripple store: `Memory(path).ingest("chat.json")`, `.recall("question")`, `.stats()`."""
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False, create: bool = True):

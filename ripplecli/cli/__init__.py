@@ -8,7 +8,9 @@ from ripplecli.cli.ask import ask
 from ripplecli.cli.eval import eval_app
 from ripplecli.cli.graph import graph_app
 from ripplecli.cli.ingest import ingest
+from ripplecli.cli.manage import doctor, export, forget, import_
 from ripplecli.cli.mcp import mcp
+from ripplecli.cli.memories import memories_app, show
 
 app = typer.Typer(
     name="ripple",
@@ -21,6 +23,12 @@ app.command("ingest")(ingest)
 app.command("ask")(ask)
 app.add_typer(graph_app, name="graph")
 app.add_typer(eval_app, name="eval")
+app.add_typer(memories_app, name="memories")
+app.command("show")(show)
+app.command("forget")(forget)
+app.command("export")(export)
+app.command("import")(import_)
+app.command("doctor")(doctor)
 app.command("mcp")(mcp)
 
 

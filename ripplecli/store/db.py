@@ -7,7 +7,7 @@ import logging
 import os
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,23 @@ def _private_folder(path: Path) -> None:
     """Create the store folder readable by its owner only: it holds private conversations."""
     path.mkdir(parents=True, exist_ok=True)
     os.chmod(path, 0o700)
+
+
+def protect(path: Path) -> None:
+    """Make every file of a store folder owner-only (0600, folders 0700): it holds private conversations."""
+    if not path.is_dir():
+        return
+    for folder, dirs, files in os.walk(path):
+        for name in dirs:
+            _chmod(Path(folder) / name, 0o700)
+        for name in files:
+            _chmod(Path(folder) / name, 0o600)
+
+
+def _chmod(path: Path, mode: int) -> None:
+    """chmod that ignores a file removed meanwhile (the WAL comes and goes)."""
+    with suppress(FileNotFoundError):
+        os.chmod(path, mode)
 
 
 def _connect(db_path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -95,6 +112,27 @@ class Store:
     def close(self) -> None:
         """Close the connection; derived indexes are saved by the writer that changed them."""
         self.con.close()
+        if not self.read_only:
+            protect(self.path)
+
+    def compact(self) -> None:
+        """Rewrite the database into a fresh file and swap it in: deleted rows linger in DuckDB's free blocks."""
+        db_path = self.path / DB_FILE
+        fresh = self.path / f".{DB_FILE}.compact.tmp"
+        for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        self.con.execute("CHECKPOINT")
+        name = self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        quoted = str(fresh).replace("'", "''")
+        self.con.execute(f"ATTACH '{quoted}' AS ripple_compact")
+        try:
+            self.con.execute(f'COPY FROM DATABASE "{name}" TO ripple_compact')
+        finally:
+            self.con.execute("DETACH ripple_compact")
+        self.con.close()  # checkpoints: no WAL of the old file survives to be replayed onto the new one
+        os.chmod(fresh, 0o600)
+        os.replace(fresh, db_path)
+        self.con = _connect(db_path, False)
 
     # --- meta -------------------------------------------------------------------------------
     def get_meta(self, key: str, default: Any = None) -> Any:
@@ -125,6 +163,7 @@ class Store:
         except BaseException:
             self.con.execute("ROLLBACK")
             raise
+        protect(self.path)  # the WAL DuckDB just wrote holds turn text too
 
     def insert(self, table: str, rows: dict[str, Sequence[Any]], *, skip_existing: bool = False) -> int:
         """Bulk insert column lists in one statement (unnest), far faster than executemany."""
@@ -164,6 +203,15 @@ class Store:
             self._vectors = index
         return self._vectors
 
+    def rebuild_vector_index(self) -> None:
+        """Rebuild the hnswlib index from the vectors table and save it: no deleted slot (or its bytes) survives."""
+        from ripplecli.store.vectors import HnswIndex
+
+        index = HnswIndex(self.path / VECTOR_FILE, int(self.get_meta("encoder_dim", 384)))
+        index.rebuild(*self.all_vectors())
+        index.save(self.version("vectors"))
+        self._vectors = index
+
     def save_vector_index(self) -> None:
         """Persist the in-memory vector index after a commit (atomic: temp file + rename)."""
         if self._vectors is not None:
@@ -184,6 +232,7 @@ class Store:
                 index = Bm25Index.build([r[0] for r in rows], [r[1] for r in rows])
                 if not self.read_only:
                     index.save(self.path / LEXICAL_DIR, self.version("memories"))
+                    protect(self.path / LEXICAL_DIR)
             self._lexical = index
         return self._lexical
 

@@ -59,6 +59,10 @@ class HnswIndex:
         """Live (not deleted) vectors."""
         return len(self._labels) - len(self._deleted)
 
+    def ids(self) -> set[int]:
+        """Live (not deleted) memory ids, for integrity checks."""
+        return self._labels - self._deleted
+
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         """Insert or replace the vectors of these memory ids."""
         labels = np.asarray(ids, dtype=np.int64).reshape(-1)

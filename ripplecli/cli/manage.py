@@ -1,0 +1,124 @@
+"""`ripple forget`, `ripple export`, `ripple import`, `ripple doctor`: remove, move and check your data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ripplecli.cli.common import JsonOption, StoreOption, console, err_console, open_memory, print_json, user_errors
+
+PLAN_ORDER = ("memories", "edges", "vectors", "cues", "provenance", "sources")
+STATUS_STYLE = {"ok": "green", "stale": "yellow", "problem": "bold red"}
+
+
+def _plan_line(counts: dict[str, int], verb: str) -> str:
+    """`will forget: 3 memories, 5 edges, …`."""
+    return f"{verb}: " + ", ".join(f"{counts[key]} {key}" for key in PLAN_ORDER)
+
+
+@user_errors
+def forget(
+    ids: Annotated[list[str] | None, typer.Argument(help="Memory ids (m14 or 14).", show_default=False)] = None,
+    conversation: Annotated[str | None, typer.Option(help="Every memory of this conversation.")] = None,
+    session: Annotated[str | None, typer.Option(help="Every memory of this session id.")] = None,
+    person: Annotated[str | None, typer.Option(help="Every memory mentioning this person.")] = None,
+    before: Annotated[str | None, typer.Option(help="Every memory of sessions before this date (YYYY-MM-DD).")] = None,
+    keep_sources: Annotated[bool, typer.Option("--keep-sources", help="Keep the raw turns.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Remove memories completely: rows, edges, vectors, cues, source turns, and their bytes on disk.
+
+    Selectors combine (AND): `--conversation c1 --session s2` forgets session s2 of c1 only.
+    """
+    from ripplecli.store.browse import parse_date
+
+    selection: dict[str, Any] = {
+        "conversation": conversation,
+        "session": session,
+        "person": person,
+        "before": parse_date(before, "--before"),
+        "keep_sources": keep_sources,
+    }
+    with open_memory(store, create=False) as memory:
+        plan = memory.forget(*(ids or []), dry_run=True, **selection)
+        if plan.empty:
+            _report({"forgotten": False, "counts": plan.counts}, "nothing matches; nothing forgotten", as_json)
+            return
+        err_console.print(_plan_line(plan.counts, "will forget"))
+        if not yes and not typer.confirm("Forget them? This cannot be undone", default=False, err=True):
+            err_console.print("nothing was forgotten")
+            raise typer.Exit(1)
+        done = memory.forget(*(ids or []), **selection)
+    _report(
+        {"forgotten": True, "counts": done.counts, "memory_ids": done.memory_ids},
+        _plan_line(done.counts, "forgot"),
+        as_json,
+    )
+
+
+def _report(document: dict[str, Any], line: str, as_json: bool) -> None:
+    """JSON or one line on stdout."""
+    if as_json:
+        print_json(document)
+    else:
+        console.print(line, markup=False)
+
+
+@user_errors
+def export(
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default: stdout).")] = None,
+    with_vectors: Annotated[bool, typer.Option("--with-vectors", help="Include vectors (else re-encoded).")] = False,
+    store: StoreOption = None,
+) -> None:
+    """Write the whole store as one JSONL document: meta, sources, memories with cues and provenance, edges."""
+    with open_memory(store, read_only=True, create=False) as memory:
+        lines = memory.export(out, with_vectors=with_vectors)
+    if out is not None:
+        err_console.print(f"exported {lines} records to {out}")
+
+
+@user_errors
+def import_(
+    file: Annotated[Path, typer.Argument(help="A file written by `ripple export`.")],
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Restore an export into an empty store (re-encoding the vectors when the export has none)."""
+    with open_memory(store) as memory:
+        counts = memory.import_(file)
+    _report(counts, "imported: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()), as_json)
+
+
+@user_errors
+def doctor(
+    repair: Annotated[bool, typer.Option("--repair", help="Drop orphan rows and rebuild derived indexes.")] = False,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check the store's integrity; exit 1 when a problem is found (stale derived indexes are not problems)."""
+    with open_memory(store, read_only=not repair, create=False) as memory:
+        report = memory.doctor(repair=repair)
+    if as_json:
+        print_json(report)
+    else:
+        console.print(_doctor_table(report))
+        for line in report["repaired"]:
+            console.print(f"repaired: {line}", markup=False)
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+def _doctor_table(report: dict[str, Any]) -> Table:
+    """One row per check, coloured by status."""
+    table = Table(title=f"doctor: store {report['store']}")
+    for column in ("check", "status", "detail"):
+        table.add_column(column, overflow="fold")
+    for finding in report["checks"]:
+        style = STATUS_STYLE.get(finding["status"], "")
+        table.add_row(finding["check"], f"[{style}]{finding['status']}[/]", finding["detail"])
+    return table

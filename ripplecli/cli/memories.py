@@ -1,0 +1,118 @@
+"""`ripple memories list|search` and `ripple show ID`: see everything the store holds."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+
+memories_app = typer.Typer(help="List and search the memories in the store.", no_args_is_help=True)
+TEXT_WIDTH = 80
+
+
+def _short(text: str, width: int = TEXT_WIDTH) -> str:
+    """One line of at most `width` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _table(rows: list[dict[str, Any]], title: str, extra: tuple[str, ...] = ()) -> Table:
+    """Memories as rows: id, where they came from, when, who, and the restatement."""
+    table = Table(title=title)
+    for column in ("id", "conversation", "session", "date", "persons", *extra, "restatement"):
+        table.add_column(column, overflow="fold" if column == "restatement" else "ellipsis")
+    for row in rows:
+        cells = [f"m{row['memory_id']}", row["conversation_id"], row["session_id"], (row["session_ts"] or "-")[:10]]
+        cells.append(", ".join(row["persons"]))
+        cells += [_view_ranks(row) for _ in extra]
+        table.add_row(*cells, _short(row["restatement"]), end_section=False)
+    return table
+
+
+def _view_ranks(row: dict[str, Any]) -> str:
+    """How a search hit was found: `dense#1, lexical#3`."""
+    return ", ".join(f"{view}#{rank}" for view, rank in sorted(row.get("views", {}).items()))
+
+
+@memories_app.command("list")
+@user_errors
+def list_command(
+    person: Annotated[str | None, typer.Option(help="Only memories mentioning this person.")] = None,
+    session: Annotated[str | None, typer.Option(help="Only this session id.")] = None,
+    conversation: Annotated[str | None, typer.Option(help="Only this conversation id.")] = None,
+    since: Annotated[str | None, typer.Option(help="Sessions on or after this date (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option(help="Sessions on or before this date (YYYY-MM-DD).")] = None,
+    limit: Annotated[int | None, typer.Option(help="At most this many memories.")] = None,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List memories, oldest first, filtered by person, session, conversation or session date."""
+    from ripplecli.store.browse import parse_date
+
+    start, end = parse_date(since, "--since"), parse_date(until, "--until")
+    with open_memory(store, read_only=True, create=False) as memory:
+        rows = memory.list_memories(
+            person=person, session=session, conversation=conversation, since=start, until=end, limit=limit
+        )
+    if as_json:
+        print_json(rows)
+        return
+    console.print(_table(rows, f"{len(rows)} memories") if rows else "no memories match")
+
+
+@memories_app.command("search")
+@user_errors
+def search_command(
+    text: Annotated[str, typer.Argument(help="Words to look for.")],
+    k: Annotated[int, typer.Option("--k", help="How many memories.")] = 10,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Search memories by text: BM25 and dense views fused by rank (no graph, no planner)."""
+    with open_memory(store, read_only=True, create=False) as memory:
+        rows = memory.search_memories(text, k=k)
+    if as_json:
+        print_json(rows)
+        return
+    console.print(_table(rows, f"{len(rows)} memories for '{text}'", ("found by",)) if rows else "no memories match")
+
+
+@user_errors
+def show(
+    memory_id: Annotated[str, typer.Argument(help="A memory id, like m14 or 14.")],
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one memory in full: restatement, cues, source turns, and its edges in every channel."""
+    with open_memory(store, read_only=True, create=False) as memory:
+        record = memory.show(memory_id)
+    if as_json:
+        print_json(record)
+        return
+    _print_memory(record)
+
+
+def _print_memory(record: dict[str, Any]) -> None:
+    """The memory as a few labelled blocks."""
+    console.print(f"[bold]m{record['memory_id']}[/bold]  {record['conversation_id']} / {record['session_id']}")
+    console.print(record["restatement"], markup=False)
+    when = record["time_start"] and f"{record['time_start']} … {record['time_end']}"
+    console.print(f"time: {when or '-'}   session: {record['session_ts'] or '-'}   extractor: {record['extractor']}")
+    for key, values in record["cues"].items():
+        console.print(f"{key}: {', '.join(values) or '-'}", markup=False)
+    sources = Table(title="source turns")
+    for column in ("turn", "session", "speaker", "text"):
+        sources.add_column(column, overflow="fold")
+    for s in record["sources"]:
+        sources.add_row(s["turn_id"], s["session_id"], s["speaker"], s["text"])
+    console.print(sources)
+    edges = Table(title="edges")
+    for column in ("channel", "to", "weight", "restatement"):
+        edges.add_column(column, overflow="fold" if column == "restatement" else "ellipsis")
+    for channel, rows in record["edges"].items():
+        for e in rows:
+            edges.add_row(channel, f"m{e['memory_id']}", f"{e['weight']:.3f}", _short(e["restatement"] or "?", 70))
+    console.print(edges if record["edges"] else "edges: none")

@@ -1,0 +1,184 @@
+"""Integrity checks of a store (`ripple doctor`) and the repair of what can be rebuilt from the DuckDB tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from ripplecli.store import schema
+from ripplecli.store.browse import stored_version
+from ripplecli.store.db import LEXICAL_DIR, VECTOR_FILE, Store
+from ripplecli.store.forget import leftovers, remove_leftovers
+
+OK, STALE, PROBLEM = "ok", "stale", "problem"  # stale: a derived cache that is rebuilt on next use; not a failure
+
+
+@dataclass
+class Finding:
+    """One check's outcome: ok, stale (rebuilt automatically) or problem (exit 1)."""
+
+    check: str
+    status: str
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def _count_sql(store: Store, sql: str) -> int:
+    """A single count."""
+    row = store.con.execute(sql).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _rows_check(name: str, sql: str, what: str) -> Callable[[Store], Finding]:
+    """A check that passes when `sql` counts zero rows."""
+
+    def check(store: Store) -> Finding:
+        found = _count_sql(store, sql)
+        return Finding(name, PROBLEM if found else OK, f"{found} {what}" if found else "none")
+
+    return check
+
+
+ORPHANS: dict[str, tuple[str, str]] = {
+    "orphan edges": (
+        "SELECT count(*) FROM edges WHERE src NOT IN (SELECT memory_id FROM memories) "
+        "OR dst NOT IN (SELECT memory_id FROM memories)",
+        "edges touch a missing memory",
+    ),
+    "orphan cues": (
+        "SELECT (SELECT count(*) FROM memory_persons WHERE memory_id NOT IN (SELECT memory_id FROM memories))"
+        " + (SELECT count(*) FROM memory_locations WHERE memory_id NOT IN (SELECT memory_id FROM memories))"
+        " + (SELECT count(*) FROM memory_cues WHERE memory_id NOT IN (SELECT memory_id FROM memories))",
+        "cue rows of a missing memory",
+    ),
+    "orphan provenance": (
+        "SELECT count(*) FROM provenance WHERE memory_id NOT IN (SELECT memory_id FROM memories)",
+        "provenance rows of a missing memory",
+    ),
+    "orphan vectors": (
+        "SELECT count(*) FROM vectors WHERE memory_id NOT IN (SELECT memory_id FROM memories)",
+        "vectors of a missing memory",
+    ),
+}
+ORPHAN_COLUMNS = (
+    ("edges", "src"),
+    ("edges", "dst"),
+    ("memory_persons", "memory_id"),
+    ("memory_locations", "memory_id"),
+    ("memory_cues", "memory_id"),
+    ("provenance", "memory_id"),
+    ("vectors", "memory_id"),
+)
+INTEGRITY: dict[str, tuple[str, str]] = {
+    "memories without sources": (
+        "SELECT count(*) FROM memories WHERE memory_id NOT IN "
+        "(SELECT p.memory_id FROM provenance p JOIN sources s USING (source_id))",
+        "memories cite no stored turn (forgotten with --keep-sources off?)",
+    ),
+    "memories without vectors": (
+        "SELECT count(*) FROM memories WHERE memory_id NOT IN (SELECT memory_id FROM vectors)",
+        "memories have no vector",
+    ),
+    "duplicate source turns": (
+        "SELECT count(*) FROM (SELECT conversation_id, turn_id FROM sources GROUP BY ALL HAVING count(*) > 1)",
+        "turns stored twice",
+    ),
+}
+
+
+def check_schema(store: Store) -> Finding:
+    """The schema version this ripple expects."""
+    version = stored_version(store)
+    status = OK if version == schema.LATEST_VERSION else PROBLEM
+    return Finding("schema version", status, f"{version} (this ripple: {schema.LATEST_VERSION})")
+
+
+def check_vector_index(store: Store) -> Finding:
+    """The saved hnswlib index against the vectors table, read without rebuilding it."""
+    from ripplecli.store.vectors import HnswIndex
+
+    count, version = store.count("vectors"), store.version("vectors")
+    index = HnswIndex.open(store.path / VECTOR_FILE, int(store.get_meta("encoder_dim", 384)))
+    saved = index.meta
+    if saved is None:
+        if count == 0:
+            return Finding("vector index", OK, "empty")
+        return Finding("vector index", STALE, f"missing or unreadable; rebuilt from {count} vectors on next use")
+    if saved["version"] != version:
+        return Finding("vector index", STALE, f"version {saved['version']} < store {version}; rebuilt on next use")
+    if index.count != count or not _same_labels(store, index):
+        return Finding("vector index", PROBLEM, f"{index.count} vectors in hnswlib, {count} in the store")
+    return Finding("vector index", OK, f"{count} vectors, version {version}")
+
+
+def _same_labels(store: Store, index) -> bool:
+    """The index holds exactly the stored memory ids."""
+    stored = {r[0] for r in store.con.execute("SELECT memory_id FROM vectors").fetchall()}
+    return index.ids() == stored
+
+
+def check_lexical_index(store: Store) -> Finding:
+    """The saved BM25 index against the memories table."""
+    from ripplecli.store.lexical import Bm25Index
+
+    count, version = store.count("memories"), store.version("memories")
+    index, saved = Bm25Index.load(store.path / LEXICAL_DIR)
+    if index is None:
+        status = OK if count == 0 else STALE
+        return Finding("lexical index", status, "empty" if count == 0 else "missing; rebuilt on next use")
+    if saved != version:
+        return Finding("lexical index", STALE, f"version {saved} < store {version}; rebuilt on next use")
+    stored = {r[0] for r in store.con.execute("SELECT memory_id FROM memories").fetchall()}
+    if set(index.ids.tolist()) != stored:
+        return Finding("lexical index", PROBLEM, f"{index.count} memories indexed, {count} in the store")
+    return Finding("lexical index", OK, f"{count} memories, version {version}")
+
+
+def check_leftovers(store: Store) -> Finding:
+    """Temp files from an interrupted save (harmless, but they may hold old text)."""
+    found = leftovers(store.path)
+    if not found:
+        return Finding("leftover temp files", OK, "none")
+    return Finding("leftover temp files", STALE, ", ".join(p.name for p in found))
+
+
+CHECKS: dict[str, Callable[[Store], Finding]] = {
+    "schema version": check_schema,
+    **{name: _rows_check(name, sql, what) for name, (sql, what) in {**ORPHANS, **INTEGRITY}.items()},
+    "vector index": check_vector_index,
+    "lexical index": check_lexical_index,
+    "leftover temp files": check_leftovers,
+}
+
+
+def diagnose(store: Store) -> list[Finding]:
+    """Run every check."""
+    return [check(store) for check in CHECKS.values()]
+
+
+def repair(store: Store) -> list[str]:
+    """Drop orphan rows (they point at nothing), rebuild both derived indexes, remove temp leftovers."""
+    done = []
+    with store.transaction():
+        for table, column in ORPHAN_COLUMNS:
+            gone = store.con.execute(
+                f"DELETE FROM {table} WHERE {column} NOT IN (SELECT memory_id FROM memories)"
+            ).fetchone()
+            if gone and gone[0]:
+                done.append(f"removed {gone[0]} orphan rows from {table}")
+    done += [f"removed {p.name}" for p in remove_leftovers(store.path)]
+    store.rebuild_vector_index()
+    store.refresh_lexical_index()  # always rebuilds from the memories table
+    done.append(
+        f"rebuilt the vector index ({store.count('vectors')}) and the lexical index "
+        f"({store.count('memories')}) from the tables"
+    )
+    return done
+
+
+def summary(findings: list[Finding]) -> dict[str, object]:
+    """The JSON document of `ripple doctor --json`."""
+    return {"ok": not any(f.status == PROBLEM for f in findings), "checks": [f.to_dict() for f in findings]}

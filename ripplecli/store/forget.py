@@ -1,0 +1,140 @@
+"""Forget memories completely: rows in every table, derived indexes, and the bytes DuckDB keeps in free blocks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ripplecli.store.browse import MemoryFilter, selected_ids
+from ripplecli.store.db import Store
+
+IDS = "(SELECT unnest(?::BIGINT[]))"
+# What a memory owns: table -> the condition that ties a row to the forgotten memory ids.
+OWNED: dict[str, str] = {
+    "edges": f"src IN {IDS} OR dst IN {IDS}",
+    "vectors": f"memory_id IN {IDS}",
+    "memory_persons": f"memory_id IN {IDS}",
+    "memory_locations": f"memory_id IN {IDS}",
+    "memory_cues": f"memory_id IN {IDS}",
+    "provenance": f"memory_id IN {IDS}",
+    "memories": f"memory_id IN {IDS}",
+}
+CUE_TABLES = ("memory_persons", "memory_locations", "memory_cues")
+
+
+@dataclass
+class ForgetPlan:
+    """What a forget removes: the memory and source ids, and row counts per kind."""
+
+    memory_ids: list[int]
+    source_ids: list[int]
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing matched."""
+        return not self.memory_ids and not self.source_ids
+
+
+def plan_forget(store: Store, selection: MemoryFilter, keep_sources: bool = False) -> ForgetPlan:
+    """Select what would go, without changing anything (the confirmation shows these counts)."""
+    memory_ids = selected_ids(store, selection)
+    source_ids = [] if keep_sources else _orphaned_sources(store, selection, memory_ids)
+    counts = {"memories": len(memory_ids), "sources": len(source_ids)}
+    for table in ("edges", "vectors", "provenance"):
+        counts[table] = _count(store, table, OWNED[table], memory_ids)
+    counts["cues"] = sum(_count(store, table, OWNED[table], memory_ids) for table in CUE_TABLES)
+    return ForgetPlan(memory_ids, source_ids, counts)
+
+
+def forget(store: Store, selection: MemoryFilter, keep_sources: bool = False) -> ForgetPlan:
+    """Delete the selection in one transaction, rebuild the derived indexes, then rewrite the database file."""
+    plan = plan_forget(store, selection, keep_sources)
+    if plan.empty:
+        return plan
+    with store.transaction():
+        _delete(store, plan)
+        store.bump("memories")  # the lexical index and recall's in-memory index reload
+        store.bump("vectors")  # the hnswlib index is rebuilt without the forgotten vectors
+    store.rebuild_vector_index()
+    store.refresh_lexical_index()
+    store.compact()
+    remove_leftovers(store.path)
+    return plan
+
+
+def _delete(store: Store, plan: ForgetPlan) -> None:
+    """Rows owned by the memories, then their sources and whatever only they referenced."""
+    ids = plan.memory_ids
+    for table, condition in OWNED.items():
+        store.con.execute(f"DELETE FROM {table} WHERE {condition}", [ids] * condition.count("?"))
+    if plan.source_ids:
+        runs = f"(SELECT DISTINCT run_id FROM sources WHERE source_id IN {IDS})"
+        store.con.execute(f"DELETE FROM failures WHERE run_id IN {runs}", [plan.source_ids])  # may quote the text
+        store.con.execute(f"DELETE FROM provenance WHERE source_id IN {IDS}", [plan.source_ids])
+        store.con.execute(f"DELETE FROM sources WHERE source_id IN {IDS}", [plan.source_ids])
+    store.con.execute("DELETE FROM cue_forms WHERE cue NOT IN (SELECT DISTINCT cue FROM memory_cues)")
+    store.con.execute(
+        "DELETE FROM conversations WHERE conversation_id NOT IN (SELECT conversation_id FROM sources) "
+        "AND conversation_id NOT IN (SELECT conversation_id FROM memories)"
+    )
+
+
+def _orphaned_sources(store: Store, selection: MemoryFilter, memory_ids: list[int]) -> list[int]:
+    """Source turns of the forgotten memories (and, for a conversation/session/date selection, every turn in it)
+    that no surviving memory still cites."""
+    candidates = f"SELECT source_id FROM provenance WHERE memory_id IN {IDS}"
+    params: list = [memory_ids]
+    direct, direct_params = _source_condition(selection)
+    if direct:
+        candidates += f" UNION SELECT source_id FROM sources WHERE {direct}"
+        params += direct_params
+    rows = store.con.execute(
+        f"SELECT source_id FROM ({candidates}) WHERE source_id NOT IN "
+        f"(SELECT source_id FROM provenance WHERE memory_id NOT IN {IDS}) ORDER BY source_id",
+        [*params, memory_ids],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _source_condition(selection: MemoryFilter) -> tuple[str, list]:
+    """The selection applied to the sources table, when it can be (not for ids or persons)."""
+    if selection.ids or selection.person:
+        return "", []
+    fields = {
+        "conversation": "conversation_id = ?",
+        "session": "session_id = ?",
+        "since": "session_ts >= ?",
+        "until": "session_ts <= ?",
+        "before": "session_ts < ?",
+    }
+    parts = [(clause, getattr(selection, name)) for name, clause in fields.items() if getattr(selection, name)]
+    return " AND ".join(c for c, _ in parts), [v for _, v in parts]
+
+
+def _count(store: Store, table: str, condition: str, ids: list[int]) -> int:
+    """Rows of `table` tied to these memory ids."""
+    if not ids:
+        return 0
+    row = store.con.execute(f"SELECT count(*) FROM {table} WHERE {condition}", [ids] * condition.count("?"))
+    return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def leftovers(path: Path) -> list[Path]:
+    """Temp files and folders an interrupted save left behind (they may hold old text)."""
+    if not path.is_dir():
+        return []
+    return sorted(p for p in path.iterdir() if p.name.startswith(".") and p.name.endswith((".tmp", ".old", ".wal")))
+
+
+def remove_leftovers(path: Path) -> list[Path]:
+    """Delete what `leftovers` finds; returns the paths removed."""
+    import shutil
+
+    found = leftovers(path)
+    for item in found:
+        if item.is_dir():
+            shutil.rmtree(item, ignore_errors=True)
+        else:
+            item.unlink(missing_ok=True)
+    return found

@@ -1,0 +1,238 @@
+"""Take a store elsewhere: one JSONL document out (stable order), and back into an empty store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ripplecli.errors import InputError, StoreError
+from ripplecli.store import schema
+from ripplecli.store.browse import CUE_TABLES, stored_version
+from ripplecli.store.db import Store
+
+FORMAT = "ripple-export"
+FORMAT_VERSION = 1
+Encode = Callable[[list[str]], np.ndarray]
+
+# kind -> (table, columns, ORDER BY); memories and vectors are assembled separately.
+TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "conversation": ("conversations", ("conversation_id", "speakers"), "conversation_id"),
+    "run": (
+        "ingest_runs",
+        (
+            "run_id",
+            "file",
+            "file_hash",
+            "started",
+            "seconds",
+            "new_sources",
+            "duplicates",
+            "memories",
+            "edges",
+            "failures",
+            "status",
+        ),
+        "run_id",
+    ),
+    "source": (
+        "sources",
+        (
+            "source_id",
+            "conversation_id",
+            "session_id",
+            "turn_id",
+            "position",
+            "speaker",
+            "text",
+            "session_ts",
+            "content_hash",
+            "run_id",
+        ),
+        "source_id",
+    ),
+    "memory": (
+        "memories",
+        (
+            "memory_id",
+            "conversation_id",
+            "session_id",
+            "position",
+            "restatement",
+            "persons",
+            "locations",
+            "time_start",
+            "time_end",
+            "time_grounded",
+            "session_ts",
+            "extractor",
+            "created",
+            "run_id",
+        ),
+        "memory_id",
+    ),
+    "cue_form": ("cue_forms", ("form", "cue"), "form, cue"),
+    "edge": ("edges", ("src", "dst", "channel", "weight", "info"), "src, dst, channel, weight, info"),
+    "failure": ("failures", ("run_id", "stage", "location", "error", "raw_output"), "ALL"),
+}
+TIMESTAMPS = {"started", "session_ts", "time_start", "time_end", "created"}
+
+
+def _line(record: dict[str, Any]) -> str:
+    """One JSONL line: sorted keys, no spaces, UTF-8 kept, so equal stores give equal bytes."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_iso) + "\n"
+
+
+def _iso(value: Any) -> str:
+    """Datetimes as ISO 8601."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot export {type(value).__name__}")
+
+
+def export_lines(store: Store, with_vectors: bool = False) -> Iterator[str]:
+    """The whole store as JSONL: meta first, then every table in a fixed order, vectors last when asked."""
+    meta = dict(sorted((k, json.loads(v)) for k, v in store.con.execute("SELECT key, value FROM meta").fetchall()))
+    counts = {kind: store.count(table) for kind, (table, _, _) in TABLES.items()}
+    counts["vector"] = store.count("vectors") if with_vectors else 0
+    yield _line(
+        {
+            "kind": "meta",
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "schema_version": stored_version(store),
+            "meta": meta,
+            "counts": counts,
+        }
+    )
+    cues = _cues(store)
+    provenance = _grouped(store, "SELECT memory_id, source_id FROM provenance ORDER BY memory_id, source_id")
+    for kind, (table, columns, order) in TABLES.items():
+        for row in store.con.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}").fetchall():
+            record = {"kind": kind, **dict(zip(columns, row, strict=True))}
+            if kind == "memory":
+                mid = record["memory_id"]
+                record["cues"] = {key: cues[key].get(mid, []) for key in CUE_TABLES}
+                record["sources"] = provenance.get(mid, [])
+            yield _line(record)
+    if with_vectors:
+        for mid, vector in store.con.execute("SELECT memory_id, vector FROM vectors ORDER BY memory_id").fetchall():
+            yield _line({"kind": "vector", "memory_id": mid, "vector": [float(x) for x in vector]})
+
+
+def _cues(store: Store) -> dict[str, dict[int, list[str]]]:
+    """Each memory's persons, locations and concepts, sorted."""
+    return {
+        key: _grouped(store, f"SELECT memory_id, {column} FROM {table} ORDER BY memory_id, {column}")
+        for key, (table, column) in CUE_TABLES.items()
+    }
+
+
+def _grouped(store: Store, sql: str) -> dict[int, list[Any]]:
+    """(key, value) rows folded into key -> [values] in row order."""
+    grouped: dict[int, list[Any]] = {}
+    for key, value in store.con.execute(sql).fetchall():
+        grouped.setdefault(key, []).append(value)
+    return grouped
+
+
+# --- import ------------------------------------------------------------------------------------
+def read_document(lines: Iterable[str], label: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """Parse and check an export: its meta line and its records grouped by kind."""
+    records: dict[str, list[dict[str, Any]]] = {kind: [] for kind in [*TABLES, "vector"]}
+    header: dict[str, Any] | None = None
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        record = _parse(text, f"{label}:{number}")
+        kind = record.get("kind")
+        if number == 1:
+            header = _check_header(record, label)
+        elif kind in records:
+            records[kind].append(record)
+        else:
+            raise InputError(f"{label}:{number}: unknown record kind {kind!r}")
+    if header is None:
+        raise InputError(f"{label}: empty file, not a ripple export")
+    found = {kind: len(rows) for kind, rows in records.items()}
+    expected = {kind: int(header.get("counts", {}).get(kind, 0)) for kind in records}
+    if found != expected:
+        wrong = ", ".join(f"{k} {found[k]}/{expected[k]}" for k in records if found[k] != expected[k])
+        raise InputError(f"{label}: truncated or edited export (records found/expected: {wrong})")
+    return header, records
+
+
+def _parse(text: str, where: str) -> dict[str, Any]:
+    """One JSON object per line."""
+    try:
+        record = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{where}: not JSON ({exc.msg})") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    return record
+
+
+def _check_header(record: dict[str, Any], label: str) -> dict[str, Any]:
+    """The first line must be this format's meta record, of a schema this ripple knows."""
+    if record.get("kind") != "meta" or record.get("format") != FORMAT:
+        raise InputError(f"{label}: not a ripple export (first line is not its meta record)")
+    if record.get("format_version") != FORMAT_VERSION or record.get("schema_version") != schema.LATEST_VERSION:
+        raise InputError(
+            f"{label}: export format {record.get('format_version')} / schema {record.get('schema_version')} "
+            f"is not what this ripple reads ({FORMAT_VERSION} / {schema.LATEST_VERSION})"
+        )
+    return record
+
+
+def ensure_empty(store: Store) -> None:
+    """Import only into a new store: merging two histories would clash on ids."""
+    held = {table: store.count(table) for table in ("memories", "sources", "conversations")}
+    if any(held.values()) or store.get_meta("settings") is not None:
+        raise StoreError(
+            f"store {store.path} is not empty ({held['memories']} memories, {held['sources']} sources); "
+            "import into a new store (--store NEW_FOLDER)"
+        )
+
+
+def import_records(store: Store, header: dict[str, Any], records: dict[str, list[dict]], encode: Encode) -> None:
+    """Write every record in one transaction; vectors come from the file or are re-encoded."""
+    ensure_empty(store)
+    vectors = _vectors(records, encode)
+    with store.transaction():
+        for key, value in header["meta"].items():
+            store.set_meta(key, value)
+        for kind, (table, columns, _) in TABLES.items():
+            rows = records[kind]
+            store.insert(table, {c: [_value(c, r.get(c)) for r in rows] for c in columns})
+        memories = records["memory"]
+        for key, (table, column) in CUE_TABLES.items():
+            pairs = [(m["memory_id"], v) for m in memories for v in m.get("cues", {}).get(key, [])]
+            store.insert(table, {"memory_id": [p[0] for p in pairs], column: [p[1] for p in pairs]})
+        links = [(m["memory_id"], s) for m in memories for s in m.get("sources", [])]
+        store.insert("provenance", {"memory_id": [p[0] for p in links], "source_id": [p[1] for p in links]})
+        store.insert("vectors", {"memory_id": [m["memory_id"] for m in memories], "vector": vectors})
+
+
+def _vectors(records: dict[str, list[dict]], encode: Encode) -> list[list[float]]:
+    """One vector per memory in memory order: from the file when exported, else encoded now."""
+    memories = records["memory"]
+    given = {v["memory_id"]: v["vector"] for v in records["vector"]}
+    if given:
+        missing = [m["memory_id"] for m in memories if m["memory_id"] not in given]
+        if missing:
+            raise InputError(f"export has vectors but none for memories {missing[:5]}")
+        return [given[m["memory_id"]] for m in memories]
+    if not memories:
+        return []
+    return [v.tolist() for v in encode([m["restatement"] for m in memories])]
+
+
+def _value(column: str, value: Any) -> Any:
+    """JSON values back to column types (timestamps)."""
+    if column in TIMESTAMPS and isinstance(value, str):
+        return datetime.fromisoformat(value)
+    return value
