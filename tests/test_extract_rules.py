@@ -46,7 +46,8 @@ def test_support_group_turn(drafts: dict[str, MemoryDraft]) -> None:
         datetime(2023, 5, 7, 23, 59, 59),
         True,
     )
-    assert {"lgbtq", "lgbtq support group", "support group", "powerful"} <= set(draft.concepts)
+    assert {"lgbtq", "lgbtq support group", "support group"} <= set(draft.concepts)
+    assert "powerful" not in draft.concepts  # adjectives are not cues
 
 
 def test_persons_include_speaker_addressee_and_named_people(drafts: dict[str, MemoryDraft]) -> None:
