@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -171,7 +172,8 @@ def repair(store: Store) -> list[str]:
                 done.append(f"removed {gone[0]} orphan rows from {table}")
     done += [f"removed {p.name}" for p in remove_leftovers(store.path)]
     store.rebuild_vector_index()
-    store.refresh_lexical_index()  # always rebuilds from the memories table
+    shutil.rmtree(store.path / LEXICAL_DIR, ignore_errors=True)  # a saved index at the current version is reused
+    store.refresh_lexical_index()
     done.append(
         f"rebuilt the vector index ({store.count('vectors')}) and the lexical index "
         f"({store.count('memories')}) from the tables"
