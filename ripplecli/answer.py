@@ -36,3 +36,45 @@ def extractive_answer(question: str, evidence: list[Evidence]) -> dict[str, Any]
         return {"method": "extractive", "text": "", "citations": [], "note": "no evidence sentence matches"}
     text = " ".join(f"{sentence} [m{e.memory_id}]" for e, sentence in chosen)
     return {"method": "extractive", "text": text, "citations": [e.memory_id for e, _ in chosen]}
+
+
+def _none(memory: Any, question: str, evidence: list[Evidence], log: Any) -> dict[str, Any] | None:
+    """--answer none: evidence only."""
+    return None
+
+
+def _extractive(memory: Any, question: str, evidence: list[Evidence], log: Any) -> dict[str, Any] | None:
+    """--answer extractive: evidence sentences, never invented text."""
+    return extractive_answer(question, evidence)
+
+
+def _llm(memory: Any, question: str, evidence: list[Evidence], log: Any) -> dict[str, Any] | None:
+    """--answer llm: the configured model must load (ModelError otherwise)."""
+    from ripplecli.llm_answer import llm_answer
+
+    return llm_answer(memory.llm, question, evidence, log)
+
+
+def _auto(memory: Any, question: str, evidence: list[Evidence], log: Any) -> dict[str, Any] | None:
+    """--answer auto: the model when one is configured, else extractive; an unusable model falls back, noted."""
+    from ripplecli.errors import ModelError
+    from ripplecli.llm_answer import llm_answer
+    from ripplecli.models import resolve_model
+
+    if resolve_model(memory.model) is None:
+        return extractive_answer(question, evidence)
+    try:
+        llm = memory.llm
+    except ModelError as exc:
+        fallback = extractive_answer(question, evidence)
+        fallback["fallback"] = str(exc)
+        return fallback
+    return llm_answer(llm, question, evidence, log)
+
+
+ANSWERERS = {"none": _none, "extractive": _extractive, "llm": _llm, "auto": _auto}
+
+
+def answer_for(mode: str, memory: Any, question: str, evidence: list[Evidence], log: Any) -> dict[str, Any] | None:
+    """The answer of one recall in the requested mode (auto|llm|extractive|none)."""
+    return ANSWERERS[mode](memory, question, evidence, log)

@@ -17,6 +17,8 @@ from ripplecli.model import Conversation, Session, Turn
 from ripplecli.store.db import Store
 from ripplecli.trace import RecallResult
 
+# ripple ask --planner NAME; the LLM planner gets the configured model (ripplecli.models)
+PLANNER_CHOICES = {"rules": "ripplecli.recall.planner:RulesPlanner", "llm": "ripplecli.recall.llm_planner:LLMPlanner"}
 REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
 MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
 
@@ -33,13 +35,22 @@ class NewTurn:
 class Memory(OwnYourData):
     """One ripple store: `Memory(path).ingest("chat.json")`, `.recall("question")`, `.stats()`."""
 
-    def __init__(self, path: str | Path | None = None, *, read_only: bool = False, create: bool = True):
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        read_only: bool = False,
+        create: bool = True,
+        model: str | Path | None = None,
+    ):
         force_offline()
         self.path = Path(path).expanduser() if path else data_home()
         self.store = Store.open(self.path, create=create and not read_only, read_only=read_only)
         self.settings = self._settings()
+        self.model = model  # a GGUF path; None: $RIPPLE_MODEL or the config file (ripplecli.models)
         self._encoder: Any = None
         self._recaller: Any = None
+        self._llm: Any = None
 
     def close(self) -> None:
         """Release the store (and its lock)."""
@@ -85,12 +96,22 @@ class Memory(OwnYourData):
                 self.store.set_meta("encoder_name", self.encoder.name)
                 self.store.set_meta("encoder_dim", int(self.encoder.dim))
 
+    @property
+    def llm(self):
+        """The local model (--model, $RIPPLE_MODEL or the config file), loaded on first use; ModelError if none."""
+        if self._llm is None:
+            from ripplecli.models import load_llm
+
+            self._llm = load_llm(self.model)
+        return self._llm
+
     def _extractor(self, name: str | None):
-        """The extractor chosen by name from the registry."""
+        """The extractor chosen by name from the registry (the LLM one gets the configured model)."""
         from ripplecli.extract.base import EXTRACTORS
         from ripplecli.registry import resolve
 
-        return resolve(EXTRACTORS, "extractor", name or self.settings.extractor)()
+        cls = resolve(EXTRACTORS, "extractor", name or self.settings.extractor)
+        return cls(llm=self.llm) if getattr(cls, "needs_llm", False) else cls()
 
     # --- write ------------------------------------------------------------------------------
     def ingest(
@@ -120,8 +141,9 @@ class Memory(OwnYourData):
         progress: Progress | None = None,
     ) -> IngestReport:
         """Ingest already parsed conversations (used by the API, the evaluation and MCP)."""
+        chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
         self._record_settings()
-        ingestor = Ingestor(self.store, self.settings, self.encoder, self._extractor(extractor), progress)
+        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress)
         return ingestor.ingest(conversations, label, content_hash)
 
     def remember(
@@ -180,19 +202,26 @@ class Memory(OwnYourData):
         rounds: int = 1,
         as_of: datetime | None = None,
         answer: str = "none",
+        planner: str = "rules",
     ):
         """Associative recall: evidence, the trace of how it was found, and optionally an answer."""
+        from ripplecli.answer import answer_for
         from ripplecli.recall.pipeline import Recaller, RecallParams
+        from ripplecli.registry import resolve
+        from ripplecli.runtime.llm import CallLog
 
         if answer not in ANSWER_MODES:
             raise InputError(f"unknown answer mode '{answer}' (choose from: {', '.join(ANSWER_MODES)})")
+        planner_class = resolve(PLANNER_CHOICES, "planner", planner)
+        log = CallLog()
         if self._recaller is None:
             self._recaller = Recaller(self.store, lambda: self.encoder)
+        uses_model = getattr(planner_class, "needs_llm", False)
+        self._recaller.planner = planner_class(self.llm, log) if uses_model else planner_class()
         result = self._recaller.recall(question, RecallParams(k=k, mode=mode, rounds=rounds, as_of=as_of))
-        if answer in ("auto", "extractive"):
-            from ripplecli.answer import extractive_answer
-
-            result.answer = extractive_answer(question, result.evidence)
+        result.answer = answer_for(answer, self, question, result.evidence, log)
+        if log.calls:
+            result.trace["llm_calls"] = log.to_list()
         return result
 
     def warm(self) -> None:

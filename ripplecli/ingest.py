@@ -134,9 +134,11 @@ class Ingestor:
         own = {conv.conversation_id: {canonical_name(s) for s in speakers}}
         try:
             graph = self.graph.build(cues, vectors, index, own)
+            failures = self._take_failures()
             with self.store.transaction():
                 self._record_conversation(conv.conversation_id, speakers)
                 self._write(conv, pending, ids, drafts, vectors, cues, graph.edges, report.run_id)
+                self._write_failures(failures, report)
         except BaseException:
             self.store.drop_vector_index()
             raise
@@ -145,6 +147,27 @@ class Ingestor:
         report.memories += len(drafts)
         for channel, count in graph.counts().items():
             report.edges[channel] = report.edges.get(channel, 0) + count
+
+    def _take_failures(self) -> list[dict]:
+        """Windows an extractor could not handle itself (an LLM falling back to the rules), to record."""
+        take = getattr(self.extractor, "take_failures", None)
+        return take() if take else []
+
+    def _write_failures(self, failures: list[dict], report: IngestReport) -> None:
+        """Rows of the `failures` table; fallbacks (not trims, stage "extract:trim") count in the report."""
+        if not failures:
+            return
+        self.store.insert(
+            "failures",
+            {
+                "run_id": [report.run_id] * len(failures),
+                "stage": [f["stage"] for f in failures],
+                "location": [f["location"] for f in failures],
+                "error": [f["error"] for f in failures],
+                "raw_output": [f.get("raw_output") for f in failures],
+            },
+        )
+        report.failures += sum(f["stage"] == "extract" for f in failures)
 
     def _speakers(self, conv: Conversation) -> list[str]:
         """Speakers stored for this conversation, then new ones: a batch of new turns alone may miss some."""

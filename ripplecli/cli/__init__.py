@@ -5,12 +5,14 @@ from __future__ import annotations
 import typer
 
 from ripplecli.cli.ask import ask
+from ripplecli.cli.config import config_app
 from ripplecli.cli.eval import eval_app
 from ripplecli.cli.graph import graph_app
 from ripplecli.cli.ingest import ingest
 from ripplecli.cli.manage import doctor, export, forget, import_
 from ripplecli.cli.mcp import mcp
 from ripplecli.cli.memories import memories_app, show
+from ripplecli.cli.models import models
 
 app = typer.Typer(
     name="ripple",
@@ -30,6 +32,8 @@ app.command("export")(export)
 app.command("import")(import_)
 app.command("doctor")(doctor)
 app.command("mcp")(mcp)
+app.command("models")(models)
+app.add_typer(config_app, name="config")
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.models import ModelOption
 from ripplecli.cli.render import answer_text, trace_tree
 from ripplecli.errors import InputError
 
@@ -32,6 +33,8 @@ def ask(
     rounds: Annotated[int, typer.Option(help="Recall rounds (planner + diffusion).")] = 1,
     as_of: Annotated[str | None, typer.Option("--as-of", help="The question's date (default: now).")] = None,
     answer: Annotated[str, typer.Option(help="auto | llm | extractive | none")] = "auto",
+    planner: Annotated[str, typer.Option(help="rules | llm (the local model plans anchors and target)")] = "rules",
+    model: ModelOption = None,
     no_answer: Annotated[bool, typer.Option("--no-answer", help="Evidence only (same as --answer none).")] = False,
     trace: Annotated[bool, typer.Option("--trace/--no-trace", help="Show how the evidence was recalled.")] = True,
     store: StoreOption = None,
@@ -40,8 +43,15 @@ def ask(
     """Recall evidence for a question by associative recall, and show how it was found."""
     when = parse_as_of(as_of)
     with open_memory(store, read_only=True, create=False) as memory:
+        memory.model = model
         result = memory.recall(
-            question, k=k, mode=mode, rounds=rounds, as_of=when, answer="none" if no_answer else answer
+            question,
+            k=k,
+            mode=mode,
+            rounds=rounds,
+            as_of=when,
+            answer="none" if no_answer else answer,
+            planner=planner,
         )
     if as_json:
         print_json(result.to_dict())

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
 
 
@@ -52,6 +53,7 @@ def ingest(
     files: Annotated[list[Path], typer.Argument(help="Chat files (native JSON, LoCoMo, LongMemEval, ChatGPT).")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="auto|native|locomo|longmemeval|chatgpt")] = "auto",
     extractor: Annotated[str | None, typer.Option(help="rules (default) or llm")] = None,
+    model: ModelOption = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -62,8 +64,13 @@ def ingest(
     parsed = [(path, read_conversations(path, fmt)) for path in files]  # every file checked before any write
     if not parsed:
         raise InputError("no files given")
+    if extractor == "llm":
+        from ripplecli.models import load_llm
+
+        load_llm(model)  # an unusable model is one line before the store is touched
     reports = []
     with open_memory(store) as memory, _progress_bar() as bar:
+        memory.model = model
         for path, conversations in parsed:
             task = bar.add_task(path.name, total=None, rate="")
             started = time.perf_counter()

@@ -110,10 +110,28 @@ def trace_tree(result: RecallResult) -> Tree:
     _evidence(tree, result.evidence)
     if result.answer is not None:
         tree.add(answer_text(result.answer))
+    _llm_calls(tree, trace.get("llm_calls") or [])
     return tree
+
+
+def _llm_calls(tree: Tree, calls: list[dict[str, Any]]) -> None:
+    """Which component used the local model: tokens in/out, seconds, and failures that fell back."""
+    if not calls:
+        return
+    node = tree.add(f"[bold]model calls[/] ({len(calls)})")
+    for call in calls:
+        line = f"{call['component']}: {call['tokens_in']} → {call['tokens_out']} tokens, {call['seconds']:.2f} s"
+        if call.get("error"):
+            line += f"  [yellow]{clip(call['error'], 80)}[/]"
+        if call.get("note"):
+            line += f"  [dim]{escape(call['note'])}[/]"
+        node.add(line)
 
 
 def answer_text(answer: dict[str, Any]) -> str:
     """The answer line with its method."""
     text = answer.get("text") or f"[dim]{escape(answer.get('note', 'no answer'))}[/]"
-    return f"[bold]answer[/] ({answer.get('method')}): {escape(text) if answer.get('text') else text}"
+    line = f"[bold]answer[/] ({answer.get('method')}): {escape(text) if answer.get('text') else text}"
+    if answer.get("fallback"):
+        line += f"  [yellow]model fallback: {escape(answer['fallback'])}[/]"
+    return line

@@ -1,0 +1,65 @@
+"""`ripple config`: read and change settings in the config file (the local model and its runtime options)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ripplecli.cli.common import JsonOption, console, print_json, user_errors
+
+config_app = typer.Typer(
+    help="Settings in the config file ($RIPPLE_CONFIG or the user config dir).", no_args_is_help=True
+)
+
+
+@config_app.command("set")
+@user_errors
+def config_set(
+    key: Annotated[str, typer.Argument(help="e.g. model.path, model.n_ctx, model.n_gpu_layers, model.dirs")],
+    value: Annotated[str, typer.Argument(help="The new value.")],
+) -> None:
+    """Set one key (checked before the file is written)."""
+    from ripplecli.models import config_path, set_config
+
+    data = set_config(key, value)
+    console.print(f"{key} = {data[key]!r}  ({config_path()})", markup=False)
+
+
+@config_app.command("unset")
+@user_errors
+def config_unset(key: Annotated[str, typer.Argument(help="The key to remove.")]) -> None:
+    """Remove one key (back to its default)."""
+    from ripplecli.models import config_path, set_config
+
+    set_config(key, None)
+    console.print(f"{key} removed  ({config_path()})", markup=False)
+
+
+@config_app.command("get")
+@user_errors
+def config_get(key: Annotated[str, typer.Argument(help="The key to show.")]) -> None:
+    """Print one key's value (nothing when unset)."""
+    from ripplecli.errors import InputError
+    from ripplecli.models import CONFIG_KEYS, load_config
+
+    if key not in CONFIG_KEYS:
+        raise InputError(f"unknown config key '{key}' (choose from: {', '.join(CONFIG_KEYS)})")
+    value = load_config().get(key)
+    if value is not None:
+        typer.echo(value)
+
+
+@config_app.command("show")
+@user_errors
+def config_show(as_json: JsonOption = False) -> None:
+    """Every key that is set, and where the file is."""
+    from ripplecli.models import config_path, load_config
+
+    data = load_config()
+    if as_json:
+        print_json({"path": str(config_path()), "settings": data})
+        return
+    console.print(f"config file: {config_path()}", markup=False)
+    for key, value in sorted(data.items()):
+        console.print(f"{key} = {value!r}", markup=False)

@@ -1,0 +1,282 @@
+"""The local instruction model: schema-constrained calls with validation, one retry and a recorded failure.
+
+`structured()` works over any object with the LLM protocol (runtime/base.py), so the fake in the tests and
+the llama.cpp backend share the same retry and failure path. llama_cpp is imported only inside LlamaCppLLM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ripplecli.errors import ModelError
+
+if TYPE_CHECKING:  # pydantic is imported by the callers' schemas; the ask path without a model never needs it
+    from pydantic import BaseModel
+
+Messages = list[dict[str, str]]
+M = TypeVar("M", bound="BaseModel")
+RETRY_NOTE = "Your previous reply was rejected: {error}. Reply again with one JSON object that follows the schema."
+CHARS_PER_TOKEN = 4  # estimate for backends without a tokenizer (the fake in tests)
+MESSAGE_OVERHEAD = 8  # role markers of a chat template, per message
+ERROR_CHARS = 300
+
+
+class LLMOutputError(Exception):
+    """The model answered, but not with what was asked (invalid JSON, cut at max_tokens); keeps the raw text."""
+
+    def __init__(self, message: str, raw: str = ""):
+        super().__init__(message)
+        self.raw = raw
+
+
+@dataclass
+class LLMCall:
+    """One model call as the trace shows it: who asked, tokens in/out, seconds, and how it ended."""
+
+    component: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    ok: bool = True
+    error: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, without empty fields."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class Failure:
+    """Why a structured call gave up (after its retry) and what the model said last."""
+
+    error: str
+    raw_output: str = ""
+    attempts: int = 0
+
+
+@dataclass
+class CallLog:
+    """Every call a component made, for the trace (`llm_calls`) and the ingest report."""
+
+    calls: list[LLMCall] = field(default_factory=list)
+
+    def add(self, call: LLMCall) -> None:
+        """Keep one call."""
+        self.calls.append(call)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """The trace's `llm_calls`."""
+        return [c.to_dict() for c in self.calls]
+
+
+def structured(
+    llm: Any,
+    messages: Messages,
+    model: type[M],
+    component: str,
+    log: CallLog,
+    context: dict[str, Any] | None = None,
+    retries: int = 1,
+) -> tuple[M | None, Failure | None]:
+    """Call the model under `model`'s JSON schema and validate; retry once with the error, then give up."""
+    schema = model.model_json_schema()
+    attempt_messages = list(messages)
+    failure = Failure("no attempt")
+    for attempt in range(1, retries + 2):
+        raw, error, parsed = _attempt(llm, attempt_messages, schema, model, component, log, context)
+        if parsed is not None:
+            return parsed, None
+        failure = Failure(error, raw, attempt)
+        attempt_messages = [*messages, {"role": "user", "content": RETRY_NOTE.format(error=error)}]
+    return None, failure
+
+
+def _attempt(llm, messages, schema, model, component, log, context) -> tuple[str, str, Any]:
+    """One call: (raw output, error or "", validated object or None); every outcome is logged."""
+    from pydantic import ValidationError
+
+    started = time.perf_counter()
+    if hasattr(llm, "last_usage"):
+        llm.last_usage = None
+    raw, error, parsed = "", "", None
+    try:
+        data = llm.generate_json(messages, schema)
+        raw = json.dumps(data, ensure_ascii=False)
+        parsed = model.model_validate(data, context=context)
+    except LLMOutputError as exc:
+        raw, error = exc.raw, str(exc)
+    except ValidationError as exc:
+        error = "schema violation: " + "; ".join(_short_error(e) for e in exc.errors()[:3])
+    except Exception as exc:  # a backend crash or timeout must fall back, never abort an ingest or an ask
+        error = f"{type(exc).__name__}: {exc}"
+    seconds = time.perf_counter() - started
+    tokens_in, tokens_out = getattr(llm, "last_usage", None) or (prompt_tokens(llm, messages), estimate(raw))
+    log.add(LLMCall(component, tokens_in, tokens_out, round(seconds, 3), not error, error[:ERROR_CHARS] or None))
+    return raw, error, parsed
+
+
+def _short_error(error: dict[str, Any]) -> str:
+    """One pydantic error as `where: what`."""
+    where = ".".join(str(p) for p in error.get("loc", ()))
+    return f"{where}: {error.get('msg', '')}" if where else str(error.get("msg", ""))
+
+
+def estimate(text: str) -> int:
+    """Token estimate when no tokenizer is at hand."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def count_tokens(llm: Any, text: str) -> int:
+    """Tokens of `text` under the model's tokenizer when it has one."""
+    counter = getattr(llm, "count_tokens", None)
+    return counter(text) if counter else estimate(text)
+
+
+def prompt_tokens(llm: Any, messages: Messages) -> int:
+    """Tokens a chat prompt will take, template markers included."""
+    return sum(count_tokens(llm, m["content"]) + MESSAGE_OVERHEAD for m in messages)
+
+
+def prompt_budget(llm: Any) -> int:
+    """Tokens left for the prompt once the answer's room (max_tokens) is reserved."""
+    return int(getattr(llm, "n_ctx", 4096)) - int(getattr(llm, "max_tokens", 512)) - 16
+
+
+# --- llama.cpp backend ---------------------------------------------------------------------------
+_LOAD_LOCK = threading.Lock()
+
+
+@dataclass
+class ModelOptions:
+    """How to run a GGUF model; defaults suit a laptop CPU. `repack` enables llama.cpp's weight repacking
+    (AMX / AVX-512 kernels), off by default: some virtual machines advertise AMX and then trap on it."""
+
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    n_gpu_layers: int = 0
+    seed: int = 0
+    temperature: float = 0.0
+    max_tokens: int = 512
+    repack: bool = False
+
+
+class LlamaCppLLM:
+    """A GGUF instruction model through llama-cpp-python, chat template from the GGUF metadata."""
+
+    def __init__(self, path: str | Path, options: ModelOptions | None = None, **overrides: Any):
+        from ripplecli.runtime.gguf_info import check_instruct
+
+        self.options = options or ModelOptions()
+        for key, value in overrides.items():
+            setattr(self.options, key, value)
+        self.info = check_instruct(path)
+        self.path = Path(self.info.path)
+        self.n_ctx = min(self.options.n_ctx, self.info.context_length or self.options.n_ctx)
+        self.max_tokens = min(self.options.max_tokens, self.n_ctx // 2)
+        self.last_usage: tuple[int, int] | None = None
+        self._grammars: dict[str, Any] = {}
+        self._llama = self._load()
+
+    def _load(self) -> Any:
+        """The llama.cpp model; a file llama.cpp cannot read is a ModelError naming it."""
+        try:
+            import llama_cpp
+        except ImportError:
+            raise ModelError("llama-cpp-python is not installed (pip install 'ripplecli[llm]')") from None
+        o = self.options
+        try:
+            with _model_params(llama_cpp, repack=o.repack):
+                llama = llama_cpp.Llama(
+                    model_path=str(self.path),
+                    n_ctx=self.n_ctx,
+                    n_threads=o.n_threads,
+                    n_gpu_layers=o.n_gpu_layers,
+                    seed=o.seed,
+                    verbose=False,
+                )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"model {self.path}: llama.cpp cannot load it ({exc})") from None
+        if not str(llama.chat_format or "").startswith("chat_template"):
+            raise ModelError(f"model {self.path}: llama.cpp found no usable chat template in it")
+        return llama
+
+    @property
+    def chat_format(self) -> str:
+        """Which chat format llama.cpp applies ("chat_template.default": the GGUF's own)."""
+        return str(self._llama.chat_format)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` under this model's tokenizer."""
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def grammar(self, schema: dict[str, Any]) -> Any:
+        """The schema compiled to a llama.cpp grammar, once per schema."""
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
+
+    def generate_json(self, messages: Messages, schema: dict[str, Any]) -> dict[str, Any]:
+        """A JSON object under the schema's grammar; cut or unparsable output raises LLMOutputError."""
+        text = self._complete(messages, self.grammar(schema))
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LLMOutputError(f"invalid JSON ({exc.msg} at {exc.pos})", text) from None
+        if not isinstance(data, dict):
+            raise LLMOutputError("the reply is not a JSON object", text)
+        return data
+
+    def generate_text(self, messages: Messages) -> str:
+        """Free text."""
+        return self._complete(messages, None).strip()
+
+    def _complete(self, messages: Messages, grammar: Any) -> str:
+        """One chat completion at the configured temperature and seed; hitting max_tokens is an error."""
+        out = self._llama.create_chat_completion(
+            messages=messages,
+            grammar=grammar,
+            temperature=self.options.temperature,
+            seed=self.options.seed,
+            max_tokens=self.max_tokens,
+        )
+        usage = out.get("usage") or {}
+        self.last_usage = (int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+        choice = out["choices"][0]
+        text = choice["message"].get("content") or ""
+        if choice.get("finish_reason") == "length":
+            raise LLMOutputError(f"generation hit max_tokens ({self.max_tokens})", text)
+        return text
+
+    def close(self) -> None:
+        """Free the model's memory now rather than at garbage collection."""
+        self._llama.close()
+
+
+@contextlib.contextmanager
+def _model_params(llama_cpp: Any, repack: bool) -> Iterator[None]:
+    """Llama() takes no `use_extra_bufts`; set it on the default model params while one model loads."""
+    low = llama_cpp.llama_cpp
+    original = low.llama_model_default_params
+
+    def params() -> Any:
+        value = original()
+        value.use_extra_bufts = repack
+        return value
+
+    with _LOAD_LOCK:
+        low.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            low.llama_model_default_params = original
