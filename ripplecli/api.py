@@ -154,7 +154,7 @@ class Memory(OwnYourData):
         session: str | None = None,
     ) -> list[int]:
         """Write a few turns an assistant was told through the normal write path; returns the new memory ids."""
-        self._require_writable()
+        self._writable()
         batch = [turns] if isinstance(turns, NewTurn) else list(turns)
         chat = self._remembered(batch, conversation, session)
         report = self.ingest_conversations([chat], label=f"<remember {chat.conversation_id}>")
@@ -180,11 +180,6 @@ class Memory(OwnYourData):
                 Turn(turn_id, clean_text(new.speaker), clean_text(new.text))
             )
         return Conversation(conversation.strip(), list(sessions.values()))
-
-    def _require_writable(self) -> None:
-        """Writes on a store opened read-only are one clear line, not a DuckDB error."""
-        if self.store.read_only:
-            raise StoreError(f"store {self.path}: opened read-only; nothing can be written")
 
     # --- read -------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

@@ -185,18 +185,21 @@ class RippleTools:
         return thread
 
 
-def build_server(memory: Memory, *, warm: bool = False) -> MCPServer:
-    """An MCP server whose tools call `memory` (used by `serve`, and in process by tests and benchmarks)."""
+def build_server(tools: RippleTools) -> MCPServer:
+    """An MCP server whose tools call one open Memory (used by `serve`, and in process by tests and benchmarks)."""
     server = MCPServer("ripple", instructions=INSTRUCTIONS, log_level="WARNING")
-    tools = RippleTools(memory)
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG; stderr is the host's log
     for name, description in DESCRIPTIONS.items():
         server.add_tool(getattr(tools, name), name=name, description=description)
-    if warm:
-        tools.warm_in_background()
     return server
 
 
 def serve(store: str | Path | None = None, *, read_only: bool = False) -> None:
     """Open the store once and serve it over stdio until the client hangs up (the store stays locked meanwhile)."""
     with Memory(store, read_only=read_only, create=not read_only) as memory:
-        build_server(memory, warm=True).run("stdio")
+        tools = RippleTools(memory)
+        tools.warm_in_background()
+        try:
+            build_server(tools).run("stdio")
+        finally:
+            tools.lock.acquire()  # a warm-up or call still running finishes before the store closes

@@ -1,0 +1,247 @@
+"""`ripple mcp` through an in-process MCP client session: tools, remember → recall → forget, tool errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SAMPLE_CHATS
+from test_ingest import use_fake_extractor
+
+from ripplecli.api import Memory
+from ripplecli.mcp_server import DESCRIPTIONS, RippleTools, build_server
+
+TOOLS = {"remember", "recall", "show", "forget", "stats"}
+
+
+@asynccontextmanager
+async def connect(memory: Memory) -> AsyncIterator[Any]:
+    """A client session on a server over `memory`, through the SDK's in-memory transport (mcp 2.x or 1.x)."""
+    server = build_server(RippleTools(memory))
+    try:
+        from mcp import Client
+    except ImportError:  # mcp 1.x
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(server._mcp_server) as session:
+            yield session
+        return
+    async with Client(server) as client:
+        yield client
+
+
+async def call(client: Any, tool: str, arguments: dict[str, Any] | None = None) -> tuple[bool, Any]:
+    """(is_error, payload): the tool's JSON result, or its error text."""
+    result = await client.call_tool(tool, arguments or {})
+    failed = bool(getattr(result, "is_error", getattr(result, "isError", False)))
+    text = result.content[0].text if result.content else ""
+    return failed, text if failed else json.loads(text)
+
+
+def session_with(memory: Memory, script: Callable[[Any], Any]) -> Any:
+    """Run an async script against a fresh client session and return what it returns."""
+
+    async def main() -> Any:
+        async with connect(memory) as client:
+            return await script(client)
+
+    return asyncio.run(main())
+
+
+@pytest.fixture
+def fake_memory(tmp_path: Path, fake_settings, monkeypatch: pytest.MonkeyPatch) -> Memory:
+    """A new store with the fake encoder and extractor (no model, no spaCy)."""
+    use_fake_extractor(monkeypatch)
+    memory = Memory(tmp_path / "store")
+    memory.configure(fake_settings)
+    yield memory
+    memory.close()
+
+
+def test_tools_are_listed_with_when_to_use_them(fake_memory: Memory) -> None:
+    async def script(client: Any) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in session_with(fake_memory, script)}
+    assert set(tools) == TOOLS == set(DESCRIPTIONS)
+    assert "BEFORE answering" in tools["recall"].description
+    assert "confirm=true" in tools["forget"].description
+    assert "remember" in tools and "shares a fact" in tools["remember"].description
+
+
+def test_remember_recall_show_forget(fake_memory: Memory) -> None:
+    async def script(client: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["one"] = await call(
+            client, "remember", {"speaker": "Alex", "text": "Maya loves Harbor Grill.", "timestamp": "2026-04-23T19:30"}
+        )
+        turns = [
+            {"speaker": "Sam", "text": "Harbor Grill has an oyster bar."},
+            {"speaker": "Alex", "text": "Maya is allergic to shellfish.", "timestamp": "2026-05-21T18:00:00+02:00"},
+        ]
+        out["two"] = await call(client, "remember", {"turns": turns, "timestamp": "2026-04-23T19:35"})
+        out["recall"] = await call(client, "recall", {"question": "Is Maya allergic to shellfish?", "k": 5})
+        target = out["two"][1]["memory_ids"][-1]
+        out["show"] = await call(client, "show", {"memory_id": f"m{target}"})
+        out["unconfirmed"] = await call(client, "forget", {"memory_id": target})
+        out["still"] = await call(client, "show", {"memory_id": target})
+        out["forget"] = await call(client, "forget", {"memory_id": target, "confirm": True})
+        out["gone"] = await call(client, "show", {"memory_id": target})
+        out["after"] = await call(client, "recall", {"question": "Is Maya allergic to shellfish?", "k": 5})
+        out["stats"] = await call(client, "stats")
+        return out
+
+    out = session_with(fake_memory, script)
+    assert out["one"] == (False, {"memory_ids": [1], "conversation": "mcp", "turns": 1})
+    assert out["two"][1]["memory_ids"] == [2, 3]
+    failed, recalled = out["recall"]
+    assert not failed and recalled["evidence"][0]["memory_id"] == 3
+    first = recalled["evidence"][0]
+    assert first["sources"] == [
+        {"turn_id": "D2026-05-21:1", "session_id": "2026-05-21", "speaker": "Alex", "date": "2026-05-21T16:00:00"}
+    ]
+    assert {"view", "rank", "seed"} <= set(first["provenance"][0])
+    trajectory = recalled["trajectory"]
+    assert {"query_cues", "seeds", "rounds", "found_by"} <= set(trajectory)
+    assert 3 in trajectory["rounds"][0]["anchors"] and 3 in trajectory["found_by"]["dense"]
+    assert out["show"][1]["restatement"].startswith("Alex: Maya is allergic")
+    assert out["unconfirmed"][0] and "confirm=true" in out["unconfirmed"][1]
+    assert not out["still"][0]
+    assert out["forget"][1]["forgotten"] == [3]
+    assert out["gone"][0] and "no memory m3" in out["gone"][1]
+    assert 3 not in {e["memory_id"] for e in out["after"][1]["evidence"]}
+    assert out["stats"][1]["memories"] == 2
+
+
+BAD_CALLS = [
+    ("recall", {"question": "x", "k": "many"}, "k"),
+    ("recall", {"question": "x", "k": 0}, "--k must be at least 1"),
+    ("recall", {"question": "   "}, "the question is empty"),
+    ("recall", {"question": "x", "mode": "psychic"}, "unknown mode 'psychic'"),
+    ("recall", {"question": "x", "as_of": "last Tuesday"}, "as_of: 'last Tuesday' is not an ISO 8601 date"),
+    ("recall", {}, "question"),
+    ("remember", {}, "no turns to remember"),
+    ("remember", {"speaker": "Alex"}, "turn 1: the text is empty"),
+    ("remember", {"speaker": "Alex", "text": "hi", "timestamp": "yesterday"}, "timestamp: 'yesterday'"),
+    ("remember", {"turns": [{"speaker": "Alex"}]}, "text"),
+    ("remember", {"turns": [{"speaker": "A", "text": "t"}] * 51}, "at most 50"),
+    ("show", {"memory_id": "fourteen"}, "'fourteen' is not a memory id"),
+    ("show", {"memory_id": 999}, "no memory m999"),
+    ("forget", {"memory_id": 999, "confirm": True}, "no memory m999"),
+    ("nonexistent", {}, "nonexistent"),
+]
+
+
+def test_malformed_arguments_are_tool_errors_and_the_server_keeps_serving(fake_memory: Memory) -> None:
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        results = [await call(client, "remember", {"speaker": "Alex", "text": "Maya loves Harbor Grill."})]
+        for tool, arguments, _ in BAD_CALLS:
+            try:
+                results.append(await call(client, tool, arguments))
+            except Exception as exc:  # an unknown tool may come back as a protocol error instead
+                results.append((True, str(exc)))
+        results.append(await call(client, "stats"))
+        return results
+
+    results = session_with(fake_memory, script)
+    assert not results[0][0]
+    for (tool, arguments, expected), (failed, message) in zip(BAD_CALLS, results[1:-1], strict=True):
+        assert failed, (tool, arguments)
+        assert expected in message, (tool, message)
+    assert results[-1] == (False, results[-1][1]) and results[-1][1]["memories"] == 1
+
+
+def test_a_read_only_server_refuses_writes(tmp_path: Path, fake_settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ripplecli.api import NewTurn
+
+    use_fake_extractor(monkeypatch)
+    with Memory(tmp_path / "store") as memory:
+        memory.configure(fake_settings)
+        memory.remember(NewTurn("Alex", "Maya loves Harbor Grill."))
+    with Memory(tmp_path / "store", read_only=True) as memory:
+
+        async def script(client: Any) -> list[tuple[bool, Any]]:
+            return [
+                await call(client, "remember", {"speaker": "Alex", "text": "More."}),
+                await call(client, "recall", {"question": "Harbor Grill?"}),
+            ]
+
+        (wrote, message), (read, recalled) = session_with(memory, script)
+    assert wrote and "read-only" in message
+    assert not read and recalled["evidence"][0]["memory_id"] == 1
+
+
+@pytest.mark.slow
+def test_ripple_mcp_over_stdio_holds_the_store(tmp_path: Path) -> None:
+    """`ripple mcp` as an assistant starts it; meanwhile another command gets "in use" and exit code 3."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from typer.testing import CliRunner
+
+    from ripplecli.cli import app
+
+    store = tmp_path / "store"
+    ripple = str(Path(sys.executable).with_name("ripple"))
+    params = StdioServerParameters(command=ripple, args=["mcp", "--store", str(store)], env=dict(os.environ))
+
+    async def script() -> tuple[Any, Any, Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            written = await call(session, "remember", {"speaker": "Alex", "text": "Maya loves Harbor Grill."})
+            other = CliRunner().invoke(app, ["ask", "Harbor Grill?", "--store", str(store)])
+            recalled = await call(session, "recall", {"question": "Who loves Harbor Grill?"})
+        return written, other, recalled
+
+    written, other, recalled = asyncio.run(script())
+    assert written == (False, {"memory_ids": [1], "conversation": "mcp", "turns": 1})
+    assert other.exit_code == 3 and f"store {store} is in use by process" in other.output
+    assert recalled[1]["evidence"][0]["restatement"] == "Alex: Maya loves Harbor Grill."
+    after = CliRunner().invoke(app, ["ask", "Harbor Grill?", "--store", str(store), "--no-trace"])
+    assert after.exit_code == 0, after.output  # the server released the store when the client hung up
+
+
+# --- end to end through the real encoder and spaCy -----------------------------------------------------
+@pytest.mark.slow
+def test_agent_remembers_a_chat_and_recalls_through_the_graph(tmp_path: Path) -> None:
+    """The dinner chat told turn by turn; the seafood turn is found only by spreading activation, then forgotten."""
+    chat = json.loads((SAMPLE_CHATS / "dinner.json").read_text(encoding="utf-8"))
+    question = "What kind of food is Harbor Grill known for?"
+    seafood = "D2026-04-30:11"  # D2:11 of the file: "everyone crowding around their oyster bar"
+
+    async def script(client: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"ids": []}
+        for session in chat["sessions"]:
+            for turn in session["turns"]:
+                arguments = {**turn, "timestamp": session["timestamp"], "conversation": "dinner-plans"}
+                failed, written = await call(client, "remember", arguments)
+                assert not failed, written
+                out["ids"] += written["memory_ids"]
+        out["ripple"] = (await call(client, "recall", {"question": question, "k": 10}))[1]
+        out["seeds"] = (await call(client, "recall", {"question": question, "k": 10, "mode": "seeds"}))[1]
+        hit = next(e for e in out["ripple"]["evidence"] if seafood in [s["turn_id"] for s in e["sources"]])
+        out["forget"] = await call(client, "forget", {"memory_id": hit["memory_id"], "confirm": True})
+        out["after"] = (await call(client, "recall", {"question": question, "k": 30}))[1]
+        out["hit"] = hit
+        return out
+
+    with Memory(tmp_path / "store") as memory:
+        out = session_with(memory, script)
+    turns = lambda result: {s["turn_id"] for e in result["evidence"] for s in e["sources"]}  # noqa: E731
+    assert len(out["ids"]) == sum(len(s["turns"]) for s in chat["sessions"]) == len(set(out["ids"]))
+    assert seafood in turns(out["ripple"]) and seafood not in turns(out["seeds"])
+    hit = out["hit"]
+    assert any(p.get("channel") == "activation" for p in hit["provenance"])
+    assert hit["memory_id"] in out["ripple"]["trajectory"]["found_by"]["activation"]
+    assert hit["sources"][0]["date"] == "2026-04-30T20:10:00" and hit["sources"][0]["speaker"] == "Alex"
+    round_one = out["ripple"]["trajectory"]["rounds"][0]
+    assert round_one["decision"] == "continue" and 1 <= len(round_one["anchors"]) <= 3 and round_one["target"]
+    assert hit["memory_id"] in round_one["support"]["activation"]
+    assert not out["forget"][0] and out["forget"][1]["forgotten"] == [hit["memory_id"]]
+    assert seafood not in turns(out["after"])
+    assert hit["memory_id"] not in {e["memory_id"] for e in out["after"]["evidence"]}
