@@ -85,6 +85,10 @@ class Store:
         con = _connect(db_path, read_only)
         store = cls(path, con, read_only)
         store._check_schema()
+        if not read_only:  # we hold the lock: temp files of an interrupted save are nobody's, and may hold old text
+            from ripplecli.store.forget import remove_leftovers
+
+            remove_leftovers(path)
         return store
 
     def _check_schema(self) -> None:

@@ -1,0 +1,71 @@
+"""A crash or a second process never costs data: SIGKILLed ingests (bench/crash.py), read commands on a busy store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_forget import run
+from test_store import HOLD_STORE
+
+from ripplecli.store.db import Store
+
+REPO = Path(__file__).resolve().parent.parent
+READ_COMMANDS = [
+    ["graph", "stats"],
+    ["memories", "list"],
+    ["memories", "search", "hiking"],
+    ["show", "m1"],
+    ["export"],
+    ["doctor"],
+    ["ask", "where did Ana go hiking?"],
+]
+
+
+@pytest.fixture
+def held_store(tmp_path):
+    """A store held open for writing by another process (as a running ingest holds it), and that process."""
+    Store.open(tmp_path / "store").close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_STORE, str(tmp_path / "store"), "30"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        yield tmp_path / "store", holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("command", READ_COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_read_commands_on_a_store_being_written_say_who_holds_it(held_store, command):
+    path, holder = held_store
+    started = time.perf_counter()
+    result = run(*command, "--store", str(path))
+    assert time.perf_counter() - started < 1.0
+    assert result.exit_code == 3, result.output
+    assert result.stderr.strip() == f"ripple: error: store {path} is in use by process {holder.pid}"
+
+
+@pytest.mark.parametrize("command", [["forget", "m1", "--yes"], ["doctor", "--repair"]], ids=["forget", "repair"])
+def test_write_commands_on_a_busy_store_are_exit_3(held_store, command):
+    path, holder = held_store
+    result = run(*command, "--store", str(path))
+    assert result.exit_code == 3 and f"in use by process {holder.pid}" in result.stderr
+
+
+@pytest.mark.slow
+def test_sigkilled_ingests_leave_a_clean_store_and_finish_exactly(locomo_dev):
+    """Three kills of a real `ripple ingest` (bench/crash.py runs twenty on the whole conversation)."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "crash.py"), "--kills", "3", "--sessions", "3", "--seed", "7",
+         "--data", str(locomo_dev), "--json"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["passed"] == 3, done.stderr
+    assert report["expected"]["memories"] == report["expected"]["sources"] > 0
