@@ -60,9 +60,15 @@ def test_memories_list_filters_and_json(store):
     assert lena and all("lena" in m["persons"] for m in lena)
     s2 = json.loads(run("memories", "list", "--session", "s2", "--store", str(store), "--json").stdout)
     assert {m["session_id"] for m in s2} == {"s2"} and len(s2) == 4
-    window = ["--since", "2023-05-02", "--until", "2023-05-03T23:59", "--limit", "5"]
+    window = ["--since", "2023-05-02", "--until", "2023-05-03", "--limit", "5"]
     dated = json.loads(run("memories", "list", *window, "--store", str(store), "--json").stdout)
     assert len(dated) == 5 and {m["session_id"] for m in dated} <= {"s2", "s3"}
+    s3 = json.loads(
+        run(
+            "memories", "list", "--since", "2023-05-03", "--until", "2023-05-03", "--store", str(store), "--json"
+        ).stdout
+    )
+    assert {m["session_id"] for m in s3} == {"s3"}  # a bare --until date includes its whole day
     table = run("memories", "list", "--conversation", "ana-cal", "--store", str(store))
     assert table.exit_code == 0 and "Aspen" in table.stdout and "2 memories" in table.stdout
 

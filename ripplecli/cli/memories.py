@@ -19,16 +19,18 @@ def _short(text: str, width: int = TEXT_WIDTH) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _table(rows: list[dict[str, Any]], title: str, extra: tuple[str, ...] = ()) -> Table:
-    """Memories as rows: id, where they came from, when, who, and the restatement."""
+def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Table:
+    """Memories as rows: id, where they came from, when, who, (how a search found them) and the restatement."""
     table = Table(title=title)
-    for column in ("id", "conversation", "session", "date", "persons", *extra, "restatement"):
-        table.add_column(column, overflow="fold" if column == "restatement" else "ellipsis")
+    for column in ("id", "conversation", "session", "date", "persons", *(["found by"] if found_by else [])):
+        table.add_column(column, overflow="ellipsis")
+    table.add_column("restatement", overflow="fold")
     for row in rows:
         cells = [f"m{row['memory_id']}", row["conversation_id"], row["session_id"], (row["session_ts"] or "-")[:10]]
         cells.append(", ".join(row["persons"]))
-        cells += [_view_ranks(row) for _ in extra]
-        table.add_row(*cells, _short(row["restatement"]), end_section=False)
+        if found_by:
+            cells.append(_view_ranks(row))
+        table.add_row(*cells, _short(row["restatement"]))
     return table
 
 
@@ -52,7 +54,7 @@ def list_command(
     """List memories, oldest first, filtered by person, session, conversation or session date."""
     from ripplecli.store.browse import parse_date
 
-    start, end = parse_date(since, "--since"), parse_date(until, "--until")
+    start, end = parse_date(since, "--since"), parse_date(until, "--until", end_of_day=True)
     with open_memory(store, read_only=True, create=False) as memory:
         rows = memory.list_memories(
             person=person, session=session, conversation=conversation, since=start, until=end, limit=limit
@@ -77,7 +79,7 @@ def search_command(
     if as_json:
         print_json(rows)
         return
-    console.print(_table(rows, f"{len(rows)} memories for '{text}'", ("found by",)) if rows else "no memories match")
+    console.print(_table(rows, f"{len(rows)} memories for '{text}'", found_by=True) if rows else "no memories match")
 
 
 @user_errors

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ripplecli.cues import canonical_name
@@ -94,14 +94,16 @@ def parse_memory_id(value: str | int) -> int:
     return int(digits)
 
 
-def parse_date(value: str | None, option: str) -> datetime | None:
-    """An ISO date or date-time from the command line, or None."""
+def parse_date(value: str | None, option: str, *, end_of_day: bool = False) -> datetime | None:
+    """An ISO date or date-time from the command line, or None; `end_of_day` makes a bare date include its day."""
     if value is None:
         return None
     try:
-        return datetime.fromisoformat(value.strip())
+        parsed = datetime.fromisoformat(value.strip())
     except ValueError:
         raise InputError(f"{option}: '{value}' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
+    bare = len(value.strip()) == len("YYYY-MM-DD")
+    return parsed + timedelta(days=1, microseconds=-1) if end_of_day and bare else parsed
 
 
 def selected_ids(store: Store, selection: MemoryFilter) -> list[int]:
