@@ -14,7 +14,7 @@ from ripplecli.errors import InputError
 from ripplecli.recall import activation
 from ripplecli.recall.diffusion import Support, diffuse, reachable
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.pipeline import PROTECTED_HEAD, RecallParams, merge_support, seed_ranking, validate
+from ripplecli.recall.pipeline import PROTECTED_HEAD, RecallParams, merge_support, rerank, seed_ranking, validate
 from ripplecli.recall.planner import Candidate, RulesPlanner
 from ripplecli.recall.query import QueryCues, time_range
 from ripplecli.recall.views import ViewHits, rrf
@@ -122,6 +122,11 @@ def test_spreading_activation_follows_shared_cues_and_skips_evidence(tmp_path: P
 
 
 # --- assembly --------------------------------------------------------------------------------------
+def test_activation_ranking_reorders_seeds() -> None:
+    base = list(range(1, 21))
+    assert rerank(base, [(12, 0.9), (15, 0.5)])[:3] == [12, 15, 1]  # seeds the activation also reaches rise
+
+
 def test_seed_ranking_puts_the_union_first() -> None:
     dense = ViewHits("dense", [(m, 1.0) for m in range(1, 21)])
     lexical = ViewHits("lexical", [(m, 1.0) for m in range(30, 40)])
@@ -134,7 +139,7 @@ def test_support_enters_below_the_protected_head() -> None:
     growth = [Support(100 + i, "activation", 1.0 - i / 10) for i in range(5)]
     merged = merge_support(base, growth)
     assert merged[:PROTECTED_HEAD] == base[:PROTECTED_HEAD]
-    assert 100 in merged[PROTECTED_HEAD : PROTECTED_HEAD + 3]
+    assert 100 in merged[PROTECTED_HEAD:25] and set(merged) == set(base) | {100, 101, 102, 103, 104}
     assert rrf([([(1, 0.0), (2, 0.0)], 1.0)], 60)[1] > rrf([([(1, 0.0), (2, 0.0)], 1.0)], 60)[2]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,11 @@ SEED_POOL = sum(SEED_DEPTH.values())  # C0: the union, filled to 20 by fusion wh
 SEED_FUSION_K = 5.0  # RRF constant ordering the three views (measured best of 5/20/60 on dev)
 SUPPORT_FUSION_K = 10.0  # RRF constant merging support into the seed ranking below the protected head
 PROTECTED_HEAD = 8  # the best seeds keep their places: support enters below them (dev: K=10 +1.6 pts)
+SUPPORT_WEIGHT = 0.5  # RRF weight of new support against the ranked seeds below the head
+CENTRALITY_WEIGHT = 1.0  # RRF weight of the activation ranking when it reorders the seeds (dev: K=10 +4.6 pts)
+CENTRALITY_FUSION_K = 10.0
+CENTRALITY_DEPTH = 60
+ACTIVATION_TOP = 10  # new memories taken from spreading activation (DESIGN §6)
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,14 @@ MODES: dict[str, Mode] = {
     "ripple": Mode(growth="ripple"),
     "ripple-paper": Mode(growth="paper", order="rho"),
 }
+
+
+@dataclass
+class Growth:
+    """What an associative step adds: new support, and optionally an activation ranking that reorders seeds."""
+
+    support: list[Support] = field(default_factory=list)
+    centrality: Ranked = field(default_factory=list)
 
 
 @dataclass
@@ -93,7 +106,7 @@ class Recaller:
         seeds = seed_ranking(views)[:SEED_POOL]
         growth = GROWTH[mode.growth](self, cues, seeds, fused, vector, params, trace)
         ranked = self._order(mode, views, seeds, fused, growth, vector)
-        evidence = self._evidence(ranked[: params.k], growth, views)
+        evidence = self._evidence(ranked[: params.k], growth.support, views)
         trace["evidence"] = [e.memory_id for e in evidence]
         return RecallResult(question, params.mode, params.k, evidence, trace, None, time.perf_counter() - started)
 
@@ -109,14 +122,14 @@ class Recaller:
         return [makers[name]() for name in mode.views]
 
     # --- ordering ------------------------------------------------------------------------------
-    def _order(self, mode: Mode, views: list[ViewHits], seeds: list[int], fused, growth: list[Support], vector):
-        """Final ranking: seeds first by fused rank, support merged in below the protected head (or the paper's ρ)."""
-        base = seed_ranking(views)
+    def _order(self, mode: Mode, views: list[ViewHits], seeds: list[int], fused, growth: Growth, vector):
+        """Seeds by fused rank (reordered by activation when there is one), support merged below the head."""
         if mode.order == "rho":
-            return rho_order(self.store, seeds, fused, growth, vector)
-        if not growth:
-            return base
-        return merge_support(base, growth)
+            return rho_order(self.store, seeds, fused, growth.support, vector)
+        base = seed_ranking(views)
+        if growth.centrality:
+            base = rerank(base, growth.centrality)
+        return merge_support(base, growth.support) if growth.support else base
 
     def _evidence(self, ids: list[int], growth: list[Support], views: list[ViewHits]) -> list[Evidence]:
         """Evidence objects with restatement, sources and every way each memory was found."""
@@ -160,6 +173,12 @@ def seed_ranking(views: list[ViewHits]) -> list[int]:
     return [m for m in order if m in union] + [m for m in order if m not in union]
 
 
+def rerank(base: list[int], centrality: Ranked) -> list[int]:
+    """Fuse the seed ranking with the activation ranking: memories central to the question's cues rise."""
+    fused = rrf([([(m, 0.0) for m in base], 1.0), (centrality, CENTRALITY_WEIGHT)], CENTRALITY_FUSION_K)
+    return sorted(fused, key=lambda m: (-fused[m], m))
+
+
 def merge_support(base: list[int], growth: list[Support]) -> list[int]:
     """Keep the protected head of the seed ranking; below it, fuse the rest with the support by rank."""
     head = base[:PROTECTED_HEAD]
@@ -170,7 +189,7 @@ def merge_support(base: list[int], growth: list[Support]) -> list[int]:
             per_channel.setdefault(s.channel, []).append((s.memory_id, s.score))
     support = rrf([(ranked, 1.0) for ranked in per_channel.values()], SUPPORT_FUSION_K)
     support_ranked = [(m, 0.0) for m in sorted(support, key=lambda m: (-support[m], m))]
-    tail = rrf([([(m, 0.0) for m in base[PROTECTED_HEAD:]], 1.0), (support_ranked, 1.0)], SUPPORT_FUSION_K)
+    tail = rrf([([(m, 0.0) for m in base[PROTECTED_HEAD:]], 1.0), (support_ranked, SUPPORT_WEIGHT)], SUPPORT_FUSION_K)
     return head + sorted(tail, key=lambda m: (-tail[m], m))
 
 
@@ -192,42 +211,42 @@ def validate(question: str, params: RecallParams) -> None:
 
 
 # --- growth strategies ---------------------------------------------------------------------------
-def grow_none(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+def grow_none(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> Growth:
     """Seeds only."""
-    return []
+    return Growth()
 
 
-def grow_locality(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+def grow_locality(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> Growth:
     """±1 contiguous memories of the top 3 seeds: the locality baseline the graph must beat."""
     top = sorted(seeds, key=lambda m: -fused.get(m, 0.0))[:3]
     found = []
     for anchor in top:
         found += diffuse(recaller.store, [anchor], "contiguity", None, set(seeds), hops=1, top=2)
     trace["support"] = {"contiguity": [_support_dict(s) for s in found]}
-    return found
+    return Growth(found)
 
 
-def grow_expand(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+def grow_expand(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> Growth:
     """Undirected 2-hop expansion from the top 3 seeds by edge weight, no target."""
     top = sorted(seeds, key=lambda m: -fused.get(m, 0.0))[:3]
     found = []
     for channel in ("semantic", "structural", "contiguity"):
         found += diffuse(recaller.store, top, channel, None, set(seeds), hops=2, top=5)
     trace["support"] = {"expand": [_support_dict(s) for s in found]}
-    return found
+    return Growth(found)
 
 
-def grow_ripple(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+def grow_ripple(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> Growth:
     """Planner-guided associative recall: spreading activation from the anchors and target cues."""
     return _rounds(recaller, cues, seeds, fused, vector, params, trace, _ripple_round)
 
 
-def grow_paper(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> list[Support]:
+def grow_paper(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> Growth:
     """The paper's literal per-channel 2-hop diffusion, target-scored, top 5 per channel."""
     return _rounds(recaller, cues, seeds, fused, vector, params, trace, _paper_round)
 
 
-GROWTH: dict[str, Callable[..., list[Support]]] = {
+GROWTH: dict[str, Callable[..., Growth]] = {
     "none": grow_none,
     "locality": grow_locality,
     "expand": grow_expand,
@@ -236,11 +255,11 @@ GROWTH: dict[str, Callable[..., list[Support]]] = {
 }
 
 
-def _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round) -> list[Support]:
+def _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round) -> Growth:
     """Plan, diffuse, add support; stop on STOP, no anchors, no new support or the round budget."""
     index = recaller.index()
     evidence = list(seeds)
-    found: list[Support] = []
+    growth = Growth()
     trace["rounds"] = []
     for number in range(params.rounds):
         ranked = sorted(evidence, key=lambda m: -fused.get(m, 0.0))
@@ -252,28 +271,32 @@ def _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round) -> l
         if not plan.proceed or not plan.anchors:
             record["stopped"] = plan.stop_reason or "no anchors"
             break
-        new = one_round(recaller, cues, plan, set(evidence), vector, index.speakers)
+        step = one_round(recaller, cues, plan, set(evidence), vector, index.speakers)
+        new = step.support
         record["support"] = _group(new, index)
+        growth.centrality = growth.centrality or step.centrality  # the first round's view of the question
         if not new:
             record["stopped"] = "no new support"
             break
-        found += new
+        growth.support += new
         evidence += [s.memory_id for s in new if s.memory_id not in evidence]
-    return found
+    return growth
 
 
-def _ripple_round(recaller, cues, plan: Plan, evidence: set[int], vector, speakers) -> list[Support]:
-    """Spreading activation restarting at the question's cues (the target's included) and the anchors."""
+def _ripple_round(recaller, cues, plan: Plan, evidence: set[int], vector, speakers) -> Growth:
+    """Spreading activation from the question's cues and the anchors: new support, and a centrality ranking."""
     missing = [c for c in plan.missing if ":" not in c]
     restart_cues = dict.fromkeys([*cues.concepts, *missing], 1.0)
     anchors = {a: 1.0 for a in plan.anchors}
-    activated = spread(recaller.index(), restart_cues, anchors, evidence, top=10)
-    return [
-        Support(a.memory_id, "activation", a.mass, [*a.via_anchors[:1], a.memory_id], [], a.via_cues) for a in activated
+    activated = spread(recaller.index(), restart_cues, anchors, set(), top=CENTRALITY_DEPTH)
+    new = [a for a in activated if a.memory_id not in evidence][:ACTIVATION_TOP]
+    support = [
+        Support(a.memory_id, "activation", a.mass, [*a.via_anchors[:1], a.memory_id], [], a.via_cues) for a in new
     ]
+    return Growth(support, [(a.memory_id, a.mass) for a in activated])
 
 
-def _paper_round(recaller, cues, plan: Plan, evidence: set[int], vector, speakers) -> list[Support]:
+def _paper_round(recaller, cues, plan: Plan, evidence: set[int], vector, speakers) -> Growth:
     """Semantic channel scored by the target sentence's vector, structural by the target cues."""
     store = recaller.store
     target_vector = recaller.encoder().encode([plan.target.restatement])[0] if plan.target else vector
@@ -283,7 +306,7 @@ def _paper_round(recaller, cues, plan: Plan, evidence: set[int], vector, speaker
     channels = {"semantic": by_vector, "structural": by_cues, "contiguity": by_vector, "antecedent": by_vector}
     for channel, scorer in channels.items():
         found += diffuse(store, plan.anchors, channel, scorer, evidence, hops=2, top=5)
-    return found
+    return Growth(found)
 
 
 def _vector_scorer(store: Store, target: np.ndarray):
