@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ripplecli.api import REMEMBER_CONVERSATION, Memory, NewTurn, compact_result
+from ripplecli.api import REMEMBER_CONVERSATION, Memory, NewTurn, compact_result, naive_utc
 from ripplecli.errors import InputError, RippleError
+from ripplecli.store.browse import parse_date, parse_memory_id
 
 try:  # mcp 2.x
     from mcp.server.mcpserver import MCPServer
@@ -74,22 +75,9 @@ class TurnArg(BaseModel):
 
 
 def parse_time(value: str | None, what: str) -> datetime | None:
-    """An ISO 8601 date or date-time argument."""
-    if value is None or not value.strip():
-        return None
-    try:
-        return datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise InputError(f"{what}: '{value}' is not an ISO 8601 date (e.g. 2023-05-08 or 2023-05-08T14:00)") from None
-
-
-def parse_memory_id(value: int | str) -> int:
-    """A memory id as recall prints it (`m14`) or bare (14)."""
-    text = str(value).strip()
-    digits = text[1:] if text[:1] in ("m", "M") else text
-    if not digits.isdigit():
-        raise InputError(f"'{value}' is not a memory id (like 14 or m14)")
-    return int(digits)
+    """An ISO 8601 argument as the store keeps times (naive; zone-aware values in UTC)."""
+    parsed = parse_date(value, what) if value and value.strip() else None
+    return naive_utc(parsed) if parsed else None
 
 
 def jsonable(value: Any) -> Any:
@@ -152,7 +140,7 @@ class RippleTools:
     @tool_call
     def show(self, memory_id: int | str) -> dict[str, Any]:
         """One memory in full."""
-        return self.memory.show(parse_memory_id(memory_id))
+        return self.memory.show(memory_id)
 
     @tool_call
     def forget(self, memory_id: int | str, confirm: bool = False) -> dict[str, Any]:

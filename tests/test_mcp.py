@@ -125,14 +125,15 @@ BAD_CALLS = [
     ("recall", {"question": "x", "k": 0}, "--k must be at least 1"),
     ("recall", {"question": "   "}, "the question is empty"),
     ("recall", {"question": "x", "mode": "psychic"}, "unknown mode 'psychic'"),
-    ("recall", {"question": "x", "as_of": "last Tuesday"}, "as_of: 'last Tuesday' is not an ISO 8601 date"),
+    ("recall", {"question": "x", "as_of": "last Tuesday"}, "as_of: 'last Tuesday' is not a date"),
     ("recall", {}, "question"),
     ("remember", {}, "no turns to remember"),
     ("remember", {"speaker": "Alex"}, "turn 1: the text is empty"),
-    ("remember", {"speaker": "Alex", "text": "hi", "timestamp": "yesterday"}, "timestamp: 'yesterday'"),
+    ("remember", {"speaker": "Alex", "text": "hi", "timestamp": "yesterday"}, "timestamp: 'yesterday' is not a date"),
     ("remember", {"turns": [{"speaker": "Alex"}]}, "text"),
     ("remember", {"turns": [{"speaker": "A", "text": "t"}] * 51}, "at most 50"),
     ("show", {"memory_id": "fourteen"}, "'fourteen' is not a memory id"),
+    ("forget", {"memory_id": "m1"}, "call forget again with confirm=true"),
     ("show", {"memory_id": 999}, "no memory m999"),
     ("forget", {"memory_id": 999, "confirm": True}, "no memory m999"),
     ("nonexistent", {}, "nonexistent"),
@@ -147,14 +148,16 @@ def test_malformed_arguments_are_tool_errors_and_the_server_keeps_serving(fake_m
                 results.append(await call(client, tool, arguments))
             except Exception as exc:  # an unknown tool may come back as a protocol error instead
                 results.append((True, str(exc)))
+        results.append(await call(client, "recall", {"question": "Harbor Grill?", "as_of": "2026-05-01T10:00+02:00"}))
         results.append(await call(client, "stats"))
         return results
 
     results = session_with(fake_memory, script)
     assert not results[0][0]
-    for (tool, arguments, expected), (failed, message) in zip(BAD_CALLS, results[1:-1], strict=True):
+    for (tool, arguments, expected), (failed, message) in zip(BAD_CALLS, results[1:-2], strict=True):
         assert failed, (tool, arguments)
         assert expected in message, (tool, message)
+    assert not results[-2][0]  # a zone-aware as_of is taken in UTC, as stored times are
     assert results[-1] == (False, results[-1][1]) and results[-1][1]["memories"] == 1
 
 
