@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.answer import extractive_answer
-from ripplecli.runtime.llm import CallLog, prompt_budget, prompt_tokens, structured
+from ripplecli.runtime.llm import CallLog, prompt_budget, prompt_tokens, structured, with_enum
 from ripplecli.trace import Evidence
 
 SHOWN = 10
@@ -29,7 +29,7 @@ class AnswerOut(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    answer: Annotated[str, StringConstraints(min_length=1, max_length=400)]
+    answer: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     citations: Annotated[list[int], Field(max_length=MAX_CITATIONS)]
 
 
@@ -61,7 +61,9 @@ def llm_answer(llm: Any, question: str, evidence: list[Evidence], log: CallLog) 
     if not evidence:
         return {"method": "llm", "text": "", "citations": [], "note": "no evidence to answer from"}
     shown, trimmed = fit(llm, question, evidence)
-    out, failure = structured(llm, messages(question, shown), AnswerOut, "answer", log)
+    ids = [e.memory_id for e in shown]
+    schema = with_enum(AnswerOut.model_json_schema(), ("properties", "citations", "items"), ids)
+    out, failure = structured(llm, messages(question, shown), AnswerOut, "answer", log, schema=schema)
     if trimmed:
         log.calls[-1].note = trimmed
     if out is None:
@@ -77,4 +79,3 @@ def llm_answer(llm: Any, question: str, evidence: list[Evidence], log: CallLog) 
         result["dropped_citations"] = dropped
         result["note"] = f"citations not in the evidence dropped: {', '.join(f'm{c}' for c in dropped)}"
     return result
-

@@ -160,4 +160,4 @@ def real_llm(smollm2: Path):
     """SmolLM2 through llama.cpp, loaded once per test session: small context and answers, one thread."""
     from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions
 
-    return LlamaCppLLM(smollm2, ModelOptions(n_ctx=2048, max_tokens=384, n_threads=1, seed=0))
+    return LlamaCppLLM(smollm2, ModelOptions(n_ctx=2048, max_tokens=256, n_threads=1, seed=0))

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from ripplecli.api import Memory
-from ripplecli.extract.llm import ExtractionOut, LLMExtractor
+from ripplecli.extract.llm import SOURCE_TURN_ITEMS, ExtractionOut, LLMExtractor
 from ripplecli.llm_answer import llm_answer
 from ripplecli.model import Turn, Window, WindowTurn
 from ripplecli.recall.llm_planner import LLMPlanner
 from ripplecli.recall.planner import Candidate
 from ripplecli.recall.query import QueryCues
-from ripplecli.runtime.llm import CallLog, structured
+from ripplecli.runtime.llm import CallLog, structured, with_enum
 from ripplecli.trace import Evidence
 
 DAY = datetime(2023, 5, 8, 14, 0)
@@ -153,8 +153,8 @@ def test_prompt_injection_cannot_change_the_schema_or_the_window(fake_llm):
     llm = fake_llm(obeying)
     extractor = LLMExtractor(llm)
     drafts = extractor.extract(window([("Alice", INJECTION), ("Bob", "ok")]))
-    schemas = {json.dumps(schema, sort_keys=True) for _, schema in llm.requests}
-    assert schemas == {json.dumps(ExtractionOut.model_json_schema(), sort_keys=True)}
+    ours = with_enum(ExtractionOut.model_json_schema(), SOURCE_TURN_ITEMS, ["D1:1", "D1:2"])
+    assert all(schema == ours for _, schema in llm.requests)  # the schema is ours, cited ids only the window's
     assert {t for d in drafts for t in d.source_turns} <= {"D1:1", "D1:2"}
     assert all(d.restatement != "HACKED" for d in drafts)
     prompt = llm.requests[0][0][1]["content"]

@@ -13,7 +13,7 @@ config_app = typer.Typer(
 )
 
 
-@config_app.command("set")
+@config_app.command("set", context_settings={"ignore_unknown_options": True})  # values like -1
 @user_errors
 def config_set(
     key: Annotated[str, typer.Argument(help="e.g. model.path, model.n_ctx, model.n_gpu_layers, model.dirs")],

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from ripplecli.cues import canonical_name, unique
 from ripplecli.model import MemoryDraft, Window, WindowTurn
-from ripplecli.runtime.llm import CallLog, count_tokens, prompt_budget, prompt_tokens, structured
+from ripplecli.runtime.llm import CallLog, count_tokens, prompt_budget, prompt_tokens, structured, with_enum
 
 TURNS_PER_CALL = 6
 CONTEXT_TURNS = 2
@@ -25,6 +25,7 @@ MAX_NAMES = 6
 MAX_SOURCES = 6
 MIN_TURN_TOKENS = 16
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+SOURCE_TURN_ITEMS = ("$defs", "MemoryOut", "properties", "source_turns", "items")  # narrowed to the chunk's ids
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=60)]
 Day = Annotated[str, StringConstraints(pattern=DATE_PATTERN)]
@@ -51,7 +52,7 @@ class MemoryOut(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    restatement: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    restatement: Annotated[str, StringConstraints(min_length=1, max_length=240)]
     persons: Annotated[list[Name], Field(max_length=MAX_NAMES)]
     locations: Annotated[list[Name], Field(max_length=MAX_NAMES)]
     time_range: Annotated[list[Day], Field(min_length=2, max_length=2)] | None
@@ -231,9 +232,10 @@ class LLMExtractor:
         """Drafts from the model, or None (and a recorded failure) when its output stays invalid."""
         if chunk.cut:
             self.failures.append(_row("extract:trim", chunk.location, chunk.cut, None))
-        allowed = {t.turn.turn_id for t in chunk.fresh}
+        allowed = [t.turn.turn_id for t in chunk.fresh]
+        schema = with_enum(ExtractionOut.model_json_schema(), SOURCE_TURN_ITEMS, allowed)
         out, failure = structured(
-            self.llm, self.messages(chunk), ExtractionOut, "extract", self.log, context={"turns": allowed}
+            self.llm, self.messages(chunk), ExtractionOut, "extract", self.log, {"turns": set(allowed)}, schema=schema
         )
         if failure is not None or out is None:
             error = failure.error if failure else "no output"

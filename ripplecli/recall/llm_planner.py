@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from ripplecli.cues import canonical_name
 from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, RulesPlanner, Target
 from ripplecli.recall.query import QueryCues
-from ripplecli.runtime.llm import CallLog, prompt_budget, prompt_tokens, structured
+from ripplecli.runtime.llm import CallLog, prompt_budget, prompt_tokens, structured, with_enum
 
 SHOWN = 20  # evidence the model reads; more is trimmed (and recorded) when it does not fit
 MIN_SHOWN = 3
@@ -41,9 +41,9 @@ class PlanOut(BaseModel):
 
     # `continue` is a Python keyword: the field is `proceed` with the schema name `continue`
     proceed: bool = Field(alias="continue")
-    stop_reason: Annotated[str, StringConstraints(max_length=200)] | None
+    stop_reason: Annotated[str, StringConstraints(max_length=120)] | None
     anchors: Annotated[list[int], Field(max_length=MAX_ANCHORS)]
-    target_restatement: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    target_restatement: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     target_persons: Annotated[list[Name], Field(max_length=5)]
     target_locations: Annotated[list[Name], Field(max_length=5)]
     target_time_range: Annotated[list[Day], Field(min_length=2, max_length=2)] | None
@@ -66,7 +66,10 @@ class LLMPlanner:
         if not evidence:
             return rules
         shown, trimmed = self._fit(cues, evidence)
-        out, failure = structured(self.llm, self.messages(cues, shown), PlanOut, "planner", self.log)
+        schema = with_enum(
+            PlanOut.model_json_schema(), ("properties", "anchors", "items"), [c.memory_id for c in shown]
+        )
+        out, failure = structured(self.llm, self.messages(cues, shown), PlanOut, "planner", self.log, schema=schema)
         if trimmed:
             self.log.calls[-1].note = trimmed
         if out is None:
@@ -122,4 +125,3 @@ def _time_range(days: list[str] | None) -> tuple[datetime, datetime] | None:
     if end < start:
         return None
     return datetime.combine(start, time.min), datetime.combine(end, time(23, 59, 59))
-

@@ -26,6 +26,7 @@ RETRY_NOTE = "Your previous reply was rejected: {error}. Reply again with one JS
 CHARS_PER_TOKEN = 4  # estimate for backends without a tokenizer (the fake in tests)
 MESSAGE_OVERHEAD = 8  # role markers of a chat template, per message
 ERROR_CHARS = 300
+GRAMMAR_CACHE = 64
 
 
 class LLMOutputError(Exception):
@@ -85,9 +86,10 @@ def structured(
     log: CallLog,
     context: dict[str, Any] | None = None,
     retries: int = 1,
+    schema: dict[str, Any] | None = None,
 ) -> tuple[M | None, Failure | None]:
-    """Call the model under `model`'s JSON schema and validate; retry once with the error, then give up."""
-    schema = model.model_json_schema()
+    """Call the model under `model`'s JSON schema (or a narrower `schema`) and validate; retry once, then give up."""
+    schema = schema or model.model_json_schema()
     attempt_messages = list(messages)
     failure = Failure("no attempt")
     for attempt in range(1, retries + 2):
@@ -223,6 +225,8 @@ class LlamaCppLLM:
         if key not in self._grammars:
             from llama_cpp import LlamaGrammar
 
+            if len(self._grammars) >= GRAMMAR_CACHE:  # per-window id enums make many schemas
+                self._grammars.pop(next(iter(self._grammars)))
             self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
 
@@ -280,3 +284,14 @@ def _model_params(llama_cpp: Any, repack: bool) -> Iterator[None]:
             yield
         finally:
             low.llama_model_default_params = original
+
+
+def with_enum(schema: dict[str, Any], path: tuple[str, ...], values: list[Any]) -> dict[str, Any]:
+    """A copy of `schema` whose node at `path` accepts only `values`: the grammar then cannot cite a foreign id."""
+    narrowed = json.loads(json.dumps(schema))
+    node = narrowed
+    for key in path:
+        node = node[key]
+    node.clear()
+    node["enum"] = list(values)
+    return narrowed
