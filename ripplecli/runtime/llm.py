@@ -184,6 +184,7 @@ class LlamaCppLLM:
         self.n_ctx = min(self.options.n_ctx, self.info.context_length or self.options.n_ctx)
         self.max_tokens = min(self.options.max_tokens, self.n_ctx // 2)
         self.last_usage: tuple[int, int] | None = None
+        self.last_timing: dict[str, float] = {}  # llama.cpp's own prompt/generation timings of the last call
         self._grammars: dict[str, Any] = {}
         self._llama = self._load()
 
@@ -247,6 +248,9 @@ class LlamaCppLLM:
 
     def _complete(self, messages: Messages, grammar: Any) -> str:
         """One chat completion at the configured temperature and seed; hitting max_tokens is an error."""
+        import llama_cpp
+
+        llama_cpp.llama_perf_context_reset(self._llama.ctx)
         out = self._llama.create_chat_completion(
             messages=messages,
             grammar=grammar,
@@ -254,6 +258,13 @@ class LlamaCppLLM:
             seed=self.options.seed,
             max_tokens=self.max_tokens,
         )
+        perf = llama_cpp.llama_perf_context(self._llama.ctx)
+        self.last_timing = {
+            "prompt_ms": perf.t_p_eval_ms,
+            "prompt_tokens": perf.n_p_eval,
+            "gen_ms": perf.t_eval_ms,
+            "gen_tokens": perf.n_eval,
+        }
         usage = out.get("usage") or {}
         self.last_usage = (int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
         choice = out["choices"][0]
