@@ -121,6 +121,7 @@ class Memory(OwnYourData):
         fmt: str = "auto",
         extractor: str | None = None,
         progress: Progress | None = None,
+        links: str | None = None,
     ) -> IngestReport:
         """Ingest a chat file; a bad file raises InputError and writes nothing."""
         from ripplecli.formats import read_conversations
@@ -128,7 +129,12 @@ class Memory(OwnYourData):
         path = Path(path)
         conversations = read_conversations(path, fmt)
         return self.ingest_conversations(
-            conversations, label=str(path), content_hash=file_hash(path), extractor=extractor, progress=progress
+            conversations,
+            label=str(path),
+            content_hash=file_hash(path),
+            extractor=extractor,
+            progress=progress,
+            links=links,
         )
 
     def ingest_conversations(
@@ -139,12 +145,32 @@ class Memory(OwnYourData):
         content_hash: str = "",
         extractor: str | None = None,
         progress: Progress | None = None,
+        links: str | None = None,
     ) -> IngestReport:
-        """Ingest already parsed conversations (used by the API, the evaluation and MCP)."""
+        """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE."""
         chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
+        linker = self._linker(links)
         self._record_settings()
-        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress)
+        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker)
         return ingestor.ingest(conversations, label, content_hash)
+
+    def _linker(self, links: str | None, **params: Any):
+        """The CABLE linker for `links` ("cable": rules, "cable-llm": the configured model), or None."""
+        if links in (None, "none"):
+            return None
+        from ripplecli.graph.cable import LINKS, CableLinker, CableParams
+
+        if links not in LINKS:
+            raise InputError(f"unknown --links '{links}' (choose from: none, {', '.join(LINKS)})")
+        chosen = CableParams(**{**LINKS[links], **params})
+        needs_model = "llm" in (chosen.querier, chosen.verifier)
+        return CableLinker(self.store, self.encoder, chosen, self.llm if needs_model else None)
+
+    def link(self, links: str = "cable", *, progress: Progress | None = None, **params: Any):
+        """Build antecedent links for every memory that has none yet (resumable; `ripple link cable`)."""
+        self._writable()
+        linker = self._linker(links, **params)
+        return linker.backfill(progress)
 
     def remember(
         self,

@@ -65,8 +65,11 @@ def file_hash(path: Path) -> str:
 class Ingestor:
     """Runs the write phase against one open store."""
 
-    def __init__(self, store: Store, settings: Settings, encoder, extractor, progress: Progress | None = None):
+    def __init__(
+        self, store: Store, settings: Settings, encoder, extractor, progress: Progress | None = None, linker=None
+    ):
         self.store = store
+        self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed
         self.settings = settings
         self.encoder = encoder
         self.extractor = extractor
@@ -143,6 +146,9 @@ class Ingestor:
             self.store.drop_vector_index()
             raise
         self.store.save_vector_index()
+        if self.linker is not None:  # its own transaction: a kill here leaves the batch pending for `link cable`
+            linked = self.linker.link(ids, report.run_id)
+            report.edges[self.linker.params.channel] = report.edges.get(self.linker.params.channel, 0) + linked.edges
         report.new_sources += len(pending)
         report.memories += len(drafts)
         for channel, count in graph.counts().items():

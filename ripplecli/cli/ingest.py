@@ -54,6 +54,9 @@ def ingest(
     fmt: Annotated[str, typer.Option("--format", "-f", help="auto|native|locomo|longmemeval|chatgpt")] = "auto",
     extractor: Annotated[str | None, typer.Option(help="rules (default) or llm")] = None,
     model: ModelOption = None,
+    links: Annotated[
+        str, typer.Option(help="none (default), cable (antecedent links, rules) or cable-llm (the local model)")
+    ] = "none",
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -64,7 +67,7 @@ def ingest(
     parsed = [(path, read_conversations(path, fmt)) for path in files]  # every file checked before any write
     if not parsed:
         raise InputError("no files given")
-    if extractor == "llm":
+    if extractor == "llm" or links == "cable-llm":
         from ripplecli.models import load_llm
 
         load_llm(model)  # an unusable model is one line before the store is touched
@@ -86,6 +89,7 @@ def ingest(
                     content_hash=file_hash(path),
                     extractor=extractor,
                     progress=advance,
+                    links=links,
                 )
             )
     if as_json:

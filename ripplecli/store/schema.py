@@ -84,6 +84,16 @@ CREATE INDEX edges_src ON edges (src);
 CREATE INDEX edges_dst ON edges (dst);
 """
 
+CABLE_DONE = """
+CREATE TABLE cable_done (
+    memory_id BIGINT NOT NULL,
+    variant VARCHAR NOT NULL,
+    run_id BIGINT NOT NULL,
+    links INTEGER NOT NULL,
+    PRIMARY KEY (memory_id, variant)
+);
+"""
+
 
 def _sql(script: str) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """A migration step that runs a SQL script."""
@@ -92,6 +102,7 @@ def _sql(script: str) -> Callable[[duckdb.DuckDBPyConnection], None]:
 
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "initial schema: sources, memories, cues, vectors, edges, runs", _sql(SCHEMA_V1)),
+    (2, "cable_done: memories CABLE has processed, so linking resumes", _sql(CABLE_DONE)),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,354 @@
+"""CABLE write side (DESIGN §5): antecedent links that reach what direct similarity cannot.
+
+Per memory: antecedent queries (step 1, ripplecli.graph.antecedents); B = its 15 nearest older memories,
+H = the 15 nearest older memories of each query, candidates H \\ B (step 2); verification (step 3,
+ripplecli.graph.verifiers); a directed edge older → newer in channel `antecedent`, weight = the verifier's
+score, at most `cap` per memory (step 4). Each batch is written in one transaction together with the list of
+memories it processed (`cable_done`), so an interrupted run leaves the store consistent and a re-run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ripplecli.cues import canonical_name
+from ripplecli.graph.antecedents import QUERIERS, AntecedentQuery, MemoryView, focus_cues, low_information
+from ripplecli.graph.edges import Edge
+from ripplecli.graph.verifiers import VERIFIERS, Candidate, RulesVerifier
+from ripplecli.store.db import Store
+
+CHANNELS = {True: "antecedent", False: "antecedent-nosub"}  # the ablation lives beside the real links
+LINKS: dict[str, dict[str, Any]] = {  # `--links NAME`: which querier and verifier build the links
+    "cable": {"querier": "rules", "verifier": "rules"},
+    "cable-llm": {"querier": "llm", "verifier": "llm"},
+}
+EXACT_LIMIT = 256  # neighbours fetched in one batched ANN call before filtering to older memories
+BACKFILL_BATCH = 100
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class CableParams:
+    """How links are built; recorded in the store's meta (`cable`) the first time links are written."""
+
+    top: int = 15  # |B| and |H| per query
+    cap: int = 3  # in-degree cap per memory
+    subtract: bool = True  # candidates H \\ B (False: H, the ablation)
+    margin: float = 0.25  # rules verifier: cos(q, candidate) - cos(q, memory) (dev: see README, CABLE)
+    floor: float = 0.65  # rules verifier: cos(q, candidate)
+    querier: str = "rules"
+    verifier: str = "rules"
+
+    @property
+    def channel(self) -> str:
+        """The edge channel of this variant."""
+        return CHANNELS[self.subtract]
+
+
+@dataclass
+class CableReport:
+    """What one linking run did."""
+
+    memories: int = 0
+    skipped: int = 0
+    candidates: int = 0
+    edges: int = 0
+    failures: int = 0
+    seconds: float = 0.0
+    samples: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, other: CableReport) -> None:
+        """Accumulate a batch's figures."""
+        for name in ("memories", "skipped", "candidates", "edges", "failures", "seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class CableLinker:
+    """Builds antecedent links for given memories of one open store."""
+
+    def __init__(self, store: Store, encoder: Any, params: CableParams | None = None, llm: Any = None):
+        self.store = store
+        self.encoder = encoder
+        self.params = params or CableParams()
+        self.querier = _component(QUERIERS, self.params.querier, llm)
+        verifier = VERIFIERS[self.params.verifier]
+        if verifier is RulesVerifier:
+            self.verifier = RulesVerifier(self.params.margin, self.params.floor)
+        else:
+            self.verifier = _component(VERIFIERS, self.params.verifier, llm)
+
+    # --- entry points ----------------------------------------------------------------------------
+    def link(self, ids: Sequence[int], run_id: int = 0) -> CableReport:
+        """Links into `ids` (already stored, vectors indexed), written with their done-marks in one transaction."""
+        started = time.perf_counter()
+        report = CableReport()
+        views = load_views(self.store, sorted(ids))
+        edges = self._edges(views, report)
+        failures = self._failures()
+        with self.store.transaction():
+            self._write(views, edges, failures, run_id)
+        report.edges, report.failures = len(edges), len(failures)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def pending(self) -> list[int]:
+        """Memories this variant has not processed yet (a reused id of a forgotten memory counts as new).
+
+        Links built with other parameters are all redone, so a store never mixes two settings silently."""
+        recorded = self.store.get_meta(f"cable:{self.params.channel}")
+        if recorded is not None and recorded != asdict(self.params):
+            rows = self.store.con.execute("SELECT memory_id FROM memories ORDER BY memory_id").fetchall()
+            return [int(r[0]) for r in rows]
+        rows = self.store.con.execute(
+            "SELECT m.memory_id FROM memories m LEFT JOIN cable_done d ON d.memory_id = m.memory_id "
+            "AND d.variant = ? AND d.run_id = m.run_id WHERE d.memory_id IS NULL ORDER BY m.memory_id",
+            [self.params.channel],
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def backfill(self, progress: Progress | None = None, batch: int = BACKFILL_BATCH) -> CableReport:
+        """Process every pending memory in batches, each committed on its own: an interrupted run resumes."""
+        todo = self.pending()
+        report = CableReport()
+        tick = progress or (lambda done, total: None)
+        tick(0, len(todo))
+        for start in range(0, len(todo), batch):
+            report.add(self.link(todo[start : start + batch]))
+            tick(min(start + batch, len(todo)), len(todo))
+        return report
+
+    # --- steps -----------------------------------------------------------------------------------
+    def _edges(self, views: list[MemoryView], report: CableReport) -> list[tuple[Edge, dict[str, Any]]]:
+        """Queries, B and H, subtraction, verification and the cap for each memory."""
+        speakers = store_speakers(self.store)
+        frequency = cue_frequency(self.store, {c for v in views for c in v.cues})
+        asked: dict[int, list[AntecedentQuery]] = {}
+        for view in views:
+            if low_information(view, speakers):
+                report.skipped += 1
+                continue
+            made = self.querier.queries(view, focus_cues(view, frequency, speakers))
+            if made:
+                asked[view.memory_id] = made
+        report.memories += len(views)
+        found = self._search(views, asked)
+        edges = []
+        for view in views:
+            if view.memory_id in asked:
+                edges += self._verified(view, asked[view.memory_id], found, speakers, report)
+        return edges
+
+    def _search(self, views: list[MemoryView], asked: dict[int, list[AntecedentQuery]]) -> dict[str, Any]:
+        """Own and query vectors, and the top older memories of each, from the ANN index."""
+        index = self.store.vector_index()
+        ids = [v.memory_id for v in views if v.memory_id in asked]
+        texts = [q.text for mid in ids for q in asked[mid]]
+        if not ids:
+            return {"own": {}, "queries": {}, "vectors": {}}
+        own = index.get_vectors(ids)
+        encoded = np.asarray(self.encoder.encode(texts), dtype=np.float32)
+        owners = [mid for mid in ids for _ in asked[mid]]
+        hits = older_neighbours(index, np.vstack([own, encoded]), [*ids, *owners], self.params.top)
+        by_query: dict[int, list[tuple[np.ndarray, list[tuple[int, float]]]]] = defaultdict(list)
+        for row, mid in enumerate(owners):
+            by_query[mid].append((encoded[row], hits[len(ids) + row]))
+        return {
+            "own": {mid: hits[i] for i, mid in enumerate(ids)},
+            "queries": by_query,
+            "vectors": {mid: own[i] for i, mid in enumerate(ids)},
+        }
+
+    def _verified(self, view, queries, found, speakers, report) -> list[tuple[Edge, dict[str, Any]]]:
+        """Candidates H \\ B with their best query, verified, strongest `cap` kept."""
+        mid = view.memory_id
+        direct = {m for m, _ in found["own"][mid]} if self.params.subtract else set()
+        best: dict[int, tuple[AntecedentQuery, float, float]] = {}
+        for query, (vector, hits) in zip(queries, found["queries"][mid], strict=True):
+            own_match = float(vector @ found["vectors"][mid])
+            for other, sim in hits:
+                if other not in direct and (other not in best or sim > best[other][1]):
+                    best[other] = (query, sim, own_match)
+        if self.params.subtract:
+            best = self._beyond_direct(mid, best, found)
+        if not best:
+            return []
+        others = {v.memory_id: v for v in load_views(self.store, sorted(best))}
+        candidates = [Candidate(others[o], *best[o]) for o in sorted(best) if o in others]
+        report.candidates += len(candidates)
+        verdicts = self.verifier.verify(view, candidates, speakers)
+        accepted = sorted(
+            ((c, v) for c, v in zip(candidates, verdicts, strict=True) if v.accepted),
+            key=lambda pair: (-pair[1].score, pair[0].memory.memory_id),
+        )[: self.params.cap]
+        return [(Edge(c.memory.memory_id, mid, self.params.channel, v.score), _info(c, v, self)) for c, v in accepted]
+
+    def _beyond_direct(self, mid: int, best: dict[int, Any], found: dict[str, Any]) -> dict[int, Any]:
+        """Drop candidates tied with B's weakest member: direct similarity reaches them as well."""
+        own = found["own"][mid]
+        if len(own) < self.params.top or not best:
+            return best
+        weakest = min(s for _, s in own)
+        ids = sorted(best)
+        sims = self.store.vector_index().get_vectors(ids) @ found["vectors"][mid]
+        return {o: best[o] for o, sim in zip(ids, sims.tolist(), strict=True) if sim < weakest - 1e-6}
+
+    def _failures(self) -> list[dict[str, Any]]:
+        """Model calls that fell back to the rules since the last batch."""
+        taken = []
+        for part in (self.querier, self.verifier):
+            taken += getattr(part, "failures", [])
+            if hasattr(part, "failures"):
+                part.failures = []
+        return taken
+
+    def _write(self, views: list[MemoryView], edges, failures: list[dict[str, Any]], run_id: int) -> None:
+        """Replace the batch's incoming links of this variant and mark the batch done (caller's transaction)."""
+        ids = [v.memory_id for v in views]
+        channel = self.params.channel
+        con = self.store.con
+        con.execute("DELETE FROM edges WHERE channel = ? AND dst IN (SELECT unnest(?))", [channel, ids])
+        self.store.insert(
+            "edges",
+            {
+                "src": [e.src for e, _ in edges],
+                "dst": [e.dst for e, _ in edges],
+                "channel": [e.channel for e, _ in edges],
+                "weight": [e.weight for e, _ in edges],
+                "info": [json.dumps(info, ensure_ascii=False, sort_keys=True) for _, info in edges],
+            },
+        )
+        per_memory = Counter(e.dst for e, _ in edges)
+        con.execute("DELETE FROM cable_done WHERE variant = ? AND memory_id IN (SELECT unnest(?))", [channel, ids])
+        self.store.insert(
+            "cable_done",
+            {
+                "memory_id": ids,
+                "variant": [channel] * len(ids),
+                "run_id": [v.run_id for v in views],
+                "links": [per_memory.get(i, 0) for i in ids],
+            },
+        )
+        self.store.set_meta(f"cable:{channel}", asdict(self.params))
+        if failures:
+            self.store.insert("failures", {"run_id": [run_id] * len(failures), **_columns(failures)})
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+def _component(registry: dict[str, type], name: str, llm: Any) -> Any:
+    """A querier or verifier by name; the LLM ones get the configured model."""
+    if name not in registry:
+        from ripplecli.errors import InputError
+
+        raise InputError(f"unknown CABLE component '{name}' (choose from: {', '.join(registry)})")
+    cls = registry[name]
+    return cls(llm) if getattr(cls, "needs_llm", False) else cls()
+
+
+def _info(candidate: Candidate, verdict: Any, linker: CableLinker) -> dict[str, Any]:
+    """What the trace shows of an edge: the query that found it and why it was accepted."""
+    return {
+        "query": candidate.query.text,
+        "relation": candidate.query.relation,
+        "reason": verdict.reason,
+        "querier": linker.params.querier,
+        "verifier": linker.params.verifier,
+    }
+
+
+def _columns(failures: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Failure rows as columns of the `failures` table."""
+    return {key: [f.get(key) for f in failures] for key in ("stage", "location", "error", "raw_output")}
+
+
+def older_neighbours(index: Any, vectors: np.ndarray, owners: list[int], top: int) -> list[list[tuple[int, float]]]:
+    """For each row, its `top` nearest memories with a smaller id than its owner (memory id order is age)."""
+    live = np.array(sorted(index.ids()), dtype=np.int64)
+    newer = [len(live) - int(np.searchsorted(live, owner)) for owner in owners]
+    k = min(len(live), top + max(newer, default=0))
+    if k <= EXACT_LIMIT:
+        found = index.search_many(vectors, k)
+        return [[(m, s) for m, s in hits if m < owner][:top] for hits, owner in zip(found, owners, strict=True)]
+    return [index.search(v, top, allowed=lambda m, o=owner: m < o) for v, owner in zip(vectors, owners, strict=True)]
+
+
+def load_views(store: Store, ids: list[int]) -> list[MemoryView]:
+    """MemoryViews of these ids (speaker = the speaker of the first source turn), in id order."""
+    if not ids:
+        return []
+    con = store.con
+    rows = con.execute(
+        "SELECT m.memory_id, m.conversation_id, coalesce(s.speaker, ''), m.restatement, m.persons, m.session_ts, "
+        "m.run_id FROM memories m LEFT JOIN (SELECT p.memory_id, arg_min(src.speaker, src.position) AS speaker "
+        "FROM provenance p JOIN sources src USING (source_id) WHERE p.memory_id IN (SELECT unnest($1)) "
+        "GROUP BY p.memory_id) s USING (memory_id) WHERE m.memory_id IN (SELECT unnest($1)) ORDER BY m.memory_id",
+        [ids],
+    ).fetchall()
+    cues: dict[int, list[str]] = defaultdict(list)
+    for mid, cue in con.execute(
+        "SELECT memory_id, cue FROM memory_cues WHERE memory_id IN (SELECT unnest($1))", [ids]
+    ).fetchall():
+        cues[mid].append(cue)
+    return [
+        MemoryView(mid, conv, speaker, text, list(persons), cues.get(mid, []), stamp, run)
+        for mid, conv, speaker, text, persons, stamp, run in rows
+    ]
+
+
+def store_speakers(store: Store) -> set[str]:
+    """Canonical names of every chat's speakers: sharing them says nothing about two memories."""
+    rows = store.con.execute("SELECT DISTINCT unnest(speakers) FROM conversations").fetchall()
+    return {canonical_name(r[0]) for r in rows}
+
+
+def cue_frequency(store: Store, cues: set[str]) -> dict[str, int]:
+    """How many memories hold each cue."""
+    if not cues:
+        return {}
+    rows = store.con.execute(
+        "SELECT cue, count(*) FROM memory_cues WHERE cue IN (SELECT unnest($1)) GROUP BY cue", [sorted(cues)]
+    ).fetchall()
+    return {cue: int(n) for cue, n in rows}
+
+
+# --- figures for `ripple graph stats` ----------------------------------------------------------------
+def antecedent_stats(store: Store, channel: str = "antecedent") -> dict[str, Any] | None:
+    """Edges, memories with ≥ 1, in/out degree, and how many edges join memories outside each other's top-15."""
+    pairs = store.con.execute("SELECT src, dst FROM edges WHERE channel = ?", [channel]).fetchall()
+    if not pairs:
+        return None
+    into, out = Counter(d for _, d in pairs), Counter(s for s, _ in pairs)
+    outside_dst, outside_both = _outside_top(store, pairs, CableParams().top)
+    return {
+        "edges": len(pairs),
+        "memories_with_antecedent": len(into),
+        "memories_as_antecedent": len(out),
+        "mean_in_degree": round(len(pairs) / len(into), 3),
+        "max_in_degree": max(into.values()),
+        "mean_out_degree": round(len(pairs) / len(out), 3),
+        "max_out_degree": max(out.values()),
+        "in_degree_cap": (store.get_meta(f"cable:{channel}") or {}).get("cap"),
+        "share_outside_dst_top": round(outside_dst / len(pairs), 4),
+        "share_outside_both_tops": round(outside_both / len(pairs), 4),
+    }
+
+
+def _outside_top(store: Store, pairs: list[tuple[int, int]], top: int) -> tuple[int, int]:
+    """Edges whose source is not in the target's top older memories, and those where neither is in the other's."""
+    index = store.vector_index()
+    dsts = sorted({d for _, d in pairs})
+    srcs = sorted({s for s, _ in pairs})
+    older = dict(zip(dsts, older_neighbours(index, index.get_vectors(dsts), dsts, top), strict=True))
+    anywhere = dict(zip(srcs, index.search_many(index.get_vectors(srcs), top + 1), strict=True))
+    outside_dst = sum(s not in {m for m, _ in older[d]} for s, d in pairs)
+    outside_both = sum(
+        s not in {m for m, _ in older[d]} and d not in {m for m, _ in anywhere[s] if m != s} for s, d in pairs
+    )
+    return outside_dst, outside_both
