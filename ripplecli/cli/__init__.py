@@ -9,6 +9,7 @@ from ripplecli.cli.config import config_app
 from ripplecli.cli.eval import eval_app
 from ripplecli.cli.graph import graph_app
 from ripplecli.cli.ingest import ingest
+from ripplecli.cli.link import link_app
 from ripplecli.cli.manage import doctor, export, forget, import_
 from ripplecli.cli.mcp import mcp
 from ripplecli.cli.memories import memories_app, show
@@ -24,6 +25,7 @@ app = typer.Typer(
 app.command("ingest")(ingest)
 app.command("ask")(ask)
 app.add_typer(graph_app, name="graph")
+app.add_typer(link_app, name="link")
 app.add_typer(eval_app, name="eval")
 app.add_typer(memories_app, name="memories")
 app.command("show")(show)

@@ -63,6 +63,30 @@ def _histogram(stats: dict) -> Table:
     return table
 
 
+def _antecedent(channel: str, row: dict) -> Table:
+    """CABLE links: how many, how spread, and whether they reach beyond direct similarity."""
+    table = Table(title=f"{channel} links (CABLE)", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    rows = [
+        ("edges (older → newer)", row["edges"]),
+        (
+            "memories with ≥ 1 antecedent / used as one",
+            f"{row['memories_with_antecedent']} / {row['memories_as_antecedent']}",
+        ),
+        (
+            "in-degree mean / max (cap)",
+            f"{row['mean_in_degree']:.2f} / {row['max_in_degree']} ({row['in_degree_cap']})",
+        ),
+        ("out-degree mean / max", f"{row['mean_out_degree']:.2f} / {row['max_out_degree']}"),
+        ("source not in target's top-15 older", f"{row['share_outside_dst_top']:.1%}"),
+        ("neither in the other's top-15", f"{row['share_outside_both_tops']:.1%}"),
+    ]
+    for what, value in rows:
+        table.add_row(what, str(value))
+    return table
+
+
 @graph_app.command("stats")
 @user_errors
 def stats(store: StoreOption = None, as_json: JsonOption = False) -> None:
@@ -75,6 +99,8 @@ def stats(store: StoreOption = None, as_json: JsonOption = False) -> None:
     console.print(_overview(figures))
     console.print(_channels(figures))
     console.print(_histogram(figures))
+    for channel, row in (figures.get("antecedent") or {}).items():
+        console.print(_antecedent(channel, row))
     graph = figures["settings"].get("graph", {})
     if graph:
         console.print(

@@ -42,9 +42,11 @@ def _support_line(row: dict[str, Any]) -> str:
     path = " → ".join(f"m{m}" for m in row["path"])
     how = ""
     if row.get("weights"):
-        how = f" [{row['channel']} {', '.join(f'{w:.2f}' for w in row['weights'])}]"
+        how = escape(f" [{row['channel']} {', '.join(f'{w:.2f}' for w in row['weights'])}]")
     if row.get("via_cues"):
         how += f" via cues: {escape(', '.join(row['via_cues'][:4]))}"
+    if row.get("query"):
+        how += f" query: “{escape(row['query'])}”"
     return f"{path}{how}  score {row['score']:.4g}  {clip(row.get('text', ''), 70)}"
 
 

@@ -114,6 +114,7 @@ def run(plan: EvalPlan, progress: Progress | None = None, settings: Any = None) 
         for sample in plan.samples:
             with Memory(store_dir(plan.config.out, sample)) as memory:
                 _ingest(plan, sample, memory, settings, report)
+                _link(plan, sample, memory, report)
                 memory._encoder = QueryVectors(memory.encoder)  # same vectors, encoded once for all modes
                 started = time.perf_counter()
                 done = _ask_all(plan, sample, memory, journal, report, (done, total))
@@ -135,6 +136,17 @@ def _ingest(plan: EvalPlan, sample: Sample, memory: Any, settings: Any, report: 
         content_hash=sample.content_hash,
         progress=lambda done, total: report(stage, done, total),
     )
+    plan.timing["ingest_seconds"] += time.perf_counter() - started
+
+
+def _link(plan: EvalPlan, sample: Sample, memory: Any, report: Progress) -> None:
+    """CABLE links for the +cable modes (each variant once per store; resumes like the ingest)."""
+    from ripplecli.recall.cable import LINKED_MODES
+
+    started = time.perf_counter()
+    stage = f"link {sample.sample_id}"
+    for channel in sorted({LINKED_MODES[m] for m in plan.modes if m in LINKED_MODES}):
+        memory.link("cable", subtract=channel == "antecedent", progress=lambda d, t: report(stage, d, t))
     plan.timing["ingest_seconds"] += time.perf_counter() - started
 
 

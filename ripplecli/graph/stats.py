@@ -122,4 +122,12 @@ def graph_stats(store: Store) -> dict[str, Any]:
         "encoder": {"name": store.get_meta("encoder_name"), "dim": store.get_meta("encoder_dim")},
         "settings": store.get_meta("settings", {}),
         "two_hop_sample": len(sample),
+        "antecedent": _antecedent(store, set(by_channel)),
     }
+
+
+def _antecedent(store: Store, channels: set[str]) -> dict[str, Any]:
+    """CABLE figures per antecedent channel present (ripplecli.graph.cable)."""
+    from ripplecli.graph.cable import CHANNELS, antecedent_stats
+
+    return {name: antecedent_stats(store, name) for name in CHANNELS.values() if name in channels}

@@ -39,8 +39,9 @@ class Mode:
     """One retrieval variant: which views seed, how evidence grows, how it is ordered."""
 
     views: tuple[str, ...] = ("dense", "lexical", "cue")
-    growth: str = "none"  # none | locality | expand | ripple | paper
+    growth: str = "none"  # none | locality | expand | ripple | paper | ripple+cable | ripple+cable-nosub
     order: str = "fusion"  # fusion | rho
+    host: str = "none"  # none | antecedent: CABLE picks replace the lowest-ranked results (recall/cable.py)
 
 
 MODES: dict[str, Mode] = {
@@ -51,6 +52,10 @@ MODES: dict[str, Mode] = {
     "expand": Mode(growth="expand"),
     "ripple": Mode(growth="ripple"),
     "ripple-paper": Mode(growth="paper", order="rho"),
+    "dense+cable": Mode(views=("dense",), host="antecedent"),
+    "seeds+cable": Mode(host="antecedent"),
+    "ripple+cable": Mode(growth="ripple+cable"),
+    "ripple+cable-nosub": Mode(growth="ripple+cable-nosub"),
 }
 
 
@@ -106,6 +111,8 @@ class Recaller:
         seeds = seed_ranking(views)[:SEED_POOL]
         growth = GROWTH[mode.growth](self, cues, seeds, fused, vector, params, trace)
         ranked = self._order(mode, views, seeds, fused, growth, vector)
+        if mode.host != "none":
+            ranked = _host_links(self, mode, ranked, vector, params, growth, trace)
         evidence = self._evidence(ranked[: params.k], growth.support, views)
         trace["evidence"] = [e.memory_id for e in evidence]
         return RecallResult(question, params.mode, params.k, evidence, trace, None, time.perf_counter() - started)
@@ -149,6 +156,7 @@ class Recaller:
         for s in growth:
             found_by.setdefault(s.memory_id, []).append(
                 {"channel": s.channel, "path": s.path, "weights": s.weights, "score": round(s.score, 4)}
+                | ({"query": s.query} if getattr(s, "query", None) else {})
             )
         return [
             Evidence(
@@ -252,7 +260,27 @@ GROWTH: dict[str, Callable[..., Growth]] = {
     "expand": grow_expand,
     "ripple": grow_ripple,
     "paper": grow_paper,
+    "ripple+cable": lambda *args: _grow_cable(*args, channel="antecedent"),
+    "ripple+cable-nosub": lambda *args: _grow_cable(*args, channel="antecedent-nosub"),
 }
+
+
+def _grow_cable(recaller, cues, seeds, fused, vector, params, trace, channel: str) -> Growth:
+    """Ripple plus the antecedent channel (CABLE) diffused from the same anchors."""
+    from ripplecli.recall.cable import with_antecedents
+
+    return _rounds(recaller, cues, seeds, fused, vector, params, trace, with_antecedents(_ripple_round, channel))
+
+
+def _host_links(recaller, mode: Mode, ranked: list[int], vector, params, growth: Growth, trace) -> list[int]:
+    """CABLE host mode: antecedent neighbours of the results replace the lowest-ranked ones."""
+    from ripplecli.recall.cable import host_cable
+
+    ranked, picks = host_cable(recaller.store, ranked, vector, params.k, mode.host)
+    texts = recaller.index().texts
+    trace["support"] = {mode.host: [_support_dict(s, texts.get(s.memory_id, "")) for s in picks]}
+    growth.support += picks
+    return ranked
 
 
 def _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round) -> Growth:
@@ -407,6 +435,8 @@ def _support_dict(s: Support, text: str = "") -> dict[str, Any]:
     }
     if s.via_cues:
         data["via_cues"] = s.via_cues
+    if getattr(s, "query", None):
+        data["query"] = s.query  # CABLE: the antecedent query that created the edge
     return data
 
 

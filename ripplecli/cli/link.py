@@ -1,0 +1,70 @@
+"""`ripple link cable`: build CABLE antecedent links for the memories that have none yet (resumable)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.models import ModelOption
+
+link_app = typer.Typer(help="Build extra links between memories.", no_args_is_help=True)
+
+
+def _progress_bar() -> Progress:
+    """Memories linked and the ETA: a long history takes a while."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+def _summary(report) -> Table:
+    """What the run did."""
+    table = Table(title="CABLE links", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    rows = [
+        ("memories processed", report.memories),
+        ("skipped (low information)", report.skipped),
+        ("candidates verified", report.candidates),
+        ("antecedent edges", report.edges),
+        ("model fallbacks", report.failures),
+        ("seconds", f"{report.seconds:.2f}"),
+    ]
+    for what, value in rows:
+        table.add_row(what, str(value))
+    return table
+
+
+@link_app.command("cable")
+@user_errors
+def cable(
+    llm: Annotated[bool, typer.Option("--llm", help="Queries and verification by the configured local model.")] = False,
+    model: ModelOption = None,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Antecedent links (older → newer) for every memory without them; an interrupted run resumes."""
+    if llm:
+        from ripplecli.models import load_llm
+
+        load_llm(model)  # an unusable model is one line before the store is touched
+    with open_memory(store) as memory, _progress_bar() as bar:
+        memory.model = model
+        task = bar.add_task("linking", total=None)
+        report = memory.link(
+            "cable-llm" if llm else "cable",
+            progress=lambda done, total: bar.update(task, completed=done, total=total or None),
+        )
+    if as_json:
+        print_json(report.__dict__)
+    else:
+        console.print(_summary(report))

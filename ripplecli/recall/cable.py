@@ -1,0 +1,178 @@
+"""CABLE read side (DESIGN §5): antecedent links used by a host retriever and as a diffusion channel.
+
+Host mode (`dense+cable`, `seeds+cable`): the host's results with cos(q, s) ≥ 0.3 are seeds; their one-hop
+antecedent neighbours (both directions) not yet retrieved are scored by Σ cos(c, s) over the seeds they link
+to; greedy picks skip near-duplicates (max cos to a pick ≥ 0.9); a budget of max(1, K // 6) picks replaces
+the lowest-ranked host results. Picks sit at every 6th place (6, 12, ...) and each is chosen from the seeds
+ranked above it, so the list at K is a prefix of the list at any larger K: recall@10 of a K = 50 run is
+exactly what `ask --k 10` returns (the evaluation asks once at K = 50).
+
+`ripple+cable`: the antecedent channel is one more diffusion channel from the planner's anchors, scored
+against the missing-support target, its top 5 merged like the other support.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ripplecli.recall.diffusion import Support, diffuse
+from ripplecli.store.db import Store
+
+LINKED_MODES = {  # recall modes that read antecedent links, and the channel (variant) each reads
+    "dense+cable": "antecedent",
+    "seeds+cable": "antecedent",
+    "ripple+cable": "antecedent",
+    "ripple+cable-nosub": "antecedent-nosub",
+}
+SEED_MIN_COS = 0.3
+NEAR_DUPLICATE = 0.9
+SLOT_EVERY = 6  # budget max(1, K // 6): 1 pick at K = 10, 5 at K = 30
+DIFFUSION_TOP = 5
+DIFFUSION_HOPS = 1
+
+
+@dataclass
+class AntecedentSupport(Support):
+    """Support found along an antecedent edge, with the query that created the edge."""
+
+    query: str = ""
+
+
+def budget(k: int) -> int:
+    """Host-mode replacements at K: scales with K, never half the list."""
+    return max(1, k // SLOT_EVERY)
+
+
+def slots(k: int) -> list[int]:
+    """0-based places the picks take: every SLOT_EVERY-th place (the last place when K < SLOT_EVERY)."""
+    if k < SLOT_EVERY:
+        return [k - 1]
+    return [SLOT_EVERY * (j + 1) - 1 for j in range(budget(k))]
+
+
+def antecedent_edges(store: Store, nodes: set[int], channel: str) -> dict[int, list[tuple[int, float, str]]]:
+    """Antecedent edges touching `nodes`, both directions, with the query that created each."""
+    found: dict[int, list[tuple[int, float, str]]] = {}
+    if not nodes:
+        return found
+    rows = store.con.execute(
+        "SELECT src, dst, weight, info FROM edges WHERE channel = $2 AND "
+        "(src IN (SELECT unnest($1)) OR dst IN (SELECT unnest($1)))",
+        [sorted(nodes), channel],
+    ).fetchall()
+    for src, dst, weight, info in rows:
+        query = _query_of(info)
+        found.setdefault(src, []).append((dst, weight, query))
+        found.setdefault(dst, []).append((src, weight, query))
+    return found
+
+
+def _query_of(info: str | None) -> str:
+    """The antecedent query recorded on an edge."""
+    try:
+        return str(json.loads(info or "{}").get("query", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
+def host_cable(
+    store: Store, ranked: list[int], vector: np.ndarray, k: int, channel: str = "antecedent"
+) -> tuple[list[int], list[AntecedentSupport]]:
+    """The host ranking with antecedent picks in its replacement slots; returns the list and the picks."""
+    host = list(dict.fromkeys(ranked))
+    index = store.vector_index()
+    head = host[:k]
+    cos_q = dict(zip(head, (index.get_vectors(head) @ vector).tolist(), strict=True)) if head else {}
+    seeds = {m for m in head if cos_q[m] >= SEED_MIN_COS}
+    edges = antecedent_edges(store, seeds, channel)
+    linked = {c for s in seeds for c, _, _ in edges.get(s, [])}
+    vectors = _vectors(index, seeds | linked)
+    out: list[int] = []
+    picks: list[AntecedentSupport] = []
+    rest = iter(host)
+    places = set(slots(k))
+    for place in range(k):
+        pick = _pick(out, picks, seeds, edges, vectors) if place in places else None
+        if pick is not None:
+            picks.append(pick)
+            out.append(pick.memory_id)
+            continue
+        nxt = next((m for m in rest if m not in out), None)
+        if nxt is None:
+            break
+        out.append(nxt)
+    taken = set(out)
+    return out + [m for m in host if m not in taken], picks
+
+
+def _vectors(index: Any, ids: set[int]) -> dict[int, np.ndarray]:
+    """Stored vectors by id."""
+    order = sorted(ids)
+    return dict(zip(order, index.get_vectors(order), strict=True)) if order else {}
+
+
+def _pick(out, picks, seeds, edges, vectors) -> AntecedentSupport | None:
+    """The best antecedent neighbour of the seeds placed so far: Σ cos over linked seeds, no near-duplicate."""
+    placed = set(out)
+    scores: dict[int, float] = {}
+    best_seed: dict[int, tuple[float, int, float, str]] = {}
+    for seed in (m for m in out if m in seeds):
+        for other, weight, query in edges.get(seed, []):
+            if other in placed:
+                continue
+            sim = float(vectors[other] @ vectors[seed])
+            scores[other] = scores.get(other, 0.0) + sim
+            if other not in best_seed or sim > best_seed[other][0]:
+                best_seed[other] = (sim, seed, weight, query)
+    chosen = [vectors[p.memory_id] for p in picks]
+    for other in sorted(scores, key=lambda m: (-scores[m], m)):
+        if chosen and max(float(vectors[other] @ v) for v in chosen) >= NEAR_DUPLICATE:
+            continue
+        _, seed, weight, query = best_seed[other]
+        return AntecedentSupport(other, "antecedent", scores[other], [seed, other], [weight], [], query)
+    return None
+
+
+def diffusion_support(
+    store: Store, anchors: list[int], target: np.ndarray, exclude: set[int], channel: str = "antecedent"
+) -> list[AntecedentSupport]:
+    """The antecedent channel from the anchors: top 5 by cosine to the target, each with its edge's query."""
+    scorer = _cosine_to(store, target)
+    found = diffuse(store, anchors, channel, scorer, exclude, hops=DIFFUSION_HOPS, top=DIFFUSION_TOP)
+    edges = antecedent_edges(store, {s.path[-2] for s in found if len(s.path) > 1}, channel)
+    queries = {(a, b): q for a, links in edges.items() for b, _, q in links}
+    return [
+        AntecedentSupport(
+            s.memory_id, "antecedent", s.score, s.path, s.weights, [], queries.get((s.path[-2], s.memory_id), "")
+        )
+        for s in found
+    ]
+
+
+def _cosine_to(store: Store, target: np.ndarray) -> Callable[[list[int]], dict[int, float]]:
+    """Cosine of candidates' stored vectors to the target."""
+
+    def score(ids: list[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        return dict(zip(ids, (store.vector_index().get_vectors(ids) @ target).tolist(), strict=True))
+
+    return score
+
+
+def with_antecedents(base_round: Callable[..., Any], channel: str) -> Callable[..., Any]:
+    """A recall round that also diffuses along the antecedent channel from the same anchors."""
+
+    def one_round(recaller, cues, plan, evidence: set[int], vector, speakers):
+        step = base_round(recaller, cues, plan, evidence, vector, speakers)
+        target = recaller.encoder().encode([plan.target.restatement])[0] if plan.target else vector
+        taken = evidence | {s.memory_id for s in step.support}
+        step.support += diffusion_support(recaller.store, list(plan.anchors), target, taken, channel)
+        return step
+
+    return one_round

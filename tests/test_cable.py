@@ -1,0 +1,323 @@
+"""CABLE (issue 6): antecedent queries, subtraction, verification, edges, backfill, host mode, end to end."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ripplecli.api import Memory
+from ripplecli.cli import app
+from ripplecli.graph.antecedents import LLMQuerier, MemoryView, RulesQuerier, low_information, memory_type
+from ripplecli.graph.cable import CableLinker, CableParams, older_neighbours
+from ripplecli.graph.verifiers import Candidate, LLMVerifier, RulesVerifier, Verdict
+from ripplecli.model import Conversation, Session, Turn
+from ripplecli.recall import cable as read_side
+
+FILLER = [
+    "Jordan: I ran the 10K race route again, raising money for the race felt good",
+    "Jordan: My 10K race fundraising page raised money from coworkers",
+    "Jordan: I signed up friends to run the 10K race with me",
+    "Jordan: Training for the 10K race, I ran intervals and raised my pace",
+    "Jordan: The 10K race money goal is 1,500 dollars, I signed the pledge",
+]
+
+
+def view(mid: int, speaker: str, text: str, persons=(), stamp: datetime | None = None) -> MemoryView:
+    """A MemoryView for unit tests."""
+    return MemoryView(mid, "c", speaker, f"{speaker}: {text}", list(persons), [], stamp)
+
+
+def chat(turns: list[tuple[str, str]], sessions: int = 1) -> Conversation:
+    """A two-person chat split evenly into dated sessions."""
+    size = -(-len(turns) // sessions)
+    out = []
+    for n in range(sessions):
+        part = turns[n * size : (n + 1) * size]
+        out.append(
+            Session(
+                str(n + 1),
+                datetime(2026, 1 + n, 1, 10),
+                [Turn(f"D{n + 1}:{i + 1}", s, t) for i, (s, t) in enumerate(part)],
+            )
+        )
+    return Conversation("run", out)
+
+
+def motivation_chat() -> Conversation:
+    """The diagnosis (first session), 24 running turns that crowd the direct neighbourhood, then the race."""
+    turns = [("Jordan", "My aunt Teresa was diagnosed with lymphoma. I care about her so much.")]
+    turns += [("Riley", "So sorry to hear that, tell me if I can help.")]
+    turns += [("Jordan", FILLER[i % len(FILLER)].split(": ", 1)[1] + f" week {i}") for i in range(24)]
+    turns += [("Jordan", "I signed up for a 10K race to raise money for the lymphoma foundation.")]
+    return chat(turns, sessions=2)
+
+
+class AcceptAll:
+    """A verifier that accepts every candidate (to test what reaches verification)."""
+
+    name = "all"
+
+    def verify(self, memory, candidates, speakers):
+        return [Verdict(True, round(c.query_match, 4), "test") for c in candidates]
+
+
+@pytest.fixture
+def store_with_chat(tmp_path, fake_settings):
+    """A store holding the motivation chat, without links."""
+    memory = Memory(tmp_path / "store")
+    memory.configure(fake_settings)
+    memory.ingest_conversations([motivation_chat()])
+    yield memory
+    memory.close()
+
+
+def antecedent_edges(memory: Memory, channel: str = "antecedent") -> list[tuple[int, int, float, str]]:
+    """Every antecedent edge of the store."""
+    return memory.store.con.execute(
+        "SELECT src, dst, weight, info FROM edges WHERE channel = ? ORDER BY dst, src", [channel]
+    ).fetchall()
+
+
+# --- step 1: filter and queries ----------------------------------------------------------------------
+def test_low_information_units_are_skipped():
+    speakers = {"jordan", "riley"}
+    assert low_information(view(1, "Riley", "Thanks, Jordan!"), speakers)
+    assert low_information(view(2, "Riley", "Morning!"), speakers)
+    assert low_information(view(3, "Riley", "How is she taking it, and what did the doctors say?"), speakers)
+    assert not low_information(view(4, "Jordan", "My aunt Teresa was diagnosed with lymphoma on Monday."), speakers)
+
+
+def test_rules_queries_follow_the_memory_type():
+    race = view(1, "Melanie", "Melanie ran a charity race for mental health last Saturday.")
+    plan = view(2, "Jordan", "Jordan is going to sign up for a half marathon in the fall.")
+    assert memory_type(race) == "event" and memory_type(plan) == "plan"
+    queries = RulesQuerier().queries(race, ["mental health", "charity race"])
+    assert [q.text for q in queries] == [
+        "Melanie cares about mental health",
+        "Melanie planned mental health",
+        "Melanie got into charity race",
+    ]
+    assert len(queries) <= 3 and RulesQuerier().queries(race, []) == []
+
+
+def test_llm_querier_uses_the_model_and_falls_back_to_rules(fake_llm):
+    memory = view(5, "Melanie", "Melanie ran a charity race for mental health.")
+    good = {"type": "event", "queries": [{"text": "Melanie cares about mental health", "relation": "motivation"}]}
+    querier = LLMQuerier(fake_llm(good))
+    assert [q.text for q in querier.queries(memory, ["charity race"])] == ["Melanie cares about mental health"]
+    broken = LLMQuerier(fake_llm("not json"))
+    assert broken.queries(memory, ["charity race"])[0].text == "Melanie cares about charity race"
+    assert broken.failures and broken.failures[0]["stage"] == "cable:query"
+
+
+# --- step 3: verification ------------------------------------------------------------------------------
+def candidate(other: MemoryView, query_match: float, own_match: float) -> Candidate:
+    """A candidate found by a query."""
+    from ripplecli.graph.antecedents import AntecedentQuery
+
+    return Candidate(other, AntecedentQuery("Jordan cares about lymphoma", "motivation"), query_match, own_match)
+
+
+def test_rules_verifier_accepts_an_older_same_person_clear_match():
+    new = view(30, "Jordan", "Jordan is running for the lymphoma foundation.", ["jordan"])
+    cause = view(4, "Jordan", "Jordan's aunt Teresa was diagnosed with lymphoma.", ["jordan", "teresa"])
+    verdict = RulesVerifier(margin=0.15, floor=0.65).verify(new, [candidate(cause, 0.80, 0.55)], {"jordan", "riley"})
+    assert verdict[0].accepted and verdict[0].score == 0.8 and "jordan" in verdict[0].reason.lower()
+
+
+@pytest.mark.parametrize(
+    ("other", "query_match", "own_match", "why"),
+    [
+        (view(40, "Jordan", "later", ["jordan"]), 0.9, 0.5, "not older"),
+        (view(4, "Riley", "Riley's sink leaked.", ["riley", "jordan"]), 0.9, 0.5, "no shared participant"),
+        (view(4, "Jordan", "Jordan likes soup.", ["jordan"]), 0.70, 0.60, "margin"),
+        (view(4, "Jordan", "Jordan likes soup.", ["jordan"]), 0.60, 0.30, "query fit"),
+    ],
+)
+def test_rules_verifier_rejects(other, query_match, own_match, why):
+    new = view(30, "Jordan", "Jordan is running for the lymphoma foundation.", ["jordan", "riley"])
+    verdict = RulesVerifier(margin=0.15, floor=0.65).verify(
+        new, [candidate(other, query_match, own_match)], {"jordan", "riley"}
+    )
+    assert not verdict[0].accepted and why in verdict[0].reason
+
+
+def test_a_named_third_person_counts_as_shared_participant():
+    new = view(30, "Jordan", "Teresa came to the finish line.", ["jordan", "teresa"])
+    cause = view(4, "Riley", "Riley drove Teresa to chemo.", ["riley", "teresa"])
+    verdict = RulesVerifier(margin=0.15, floor=0.65).verify(new, [candidate(cause, 0.8, 0.5)], {"jordan", "riley"})
+    assert verdict[0].accepted and "teresa" in verdict[0].reason
+
+
+def test_llm_verifier_rejects_shared_topic_and_falls_back_on_failure(fake_llm):
+    new = view(30, "Jordan", "Jordan is running for the lymphoma foundation.", ["jordan"])
+    cands = [candidate(view(4, "Jordan", "a", ["jordan"]), 0.8, 0.5), candidate(view(5, "Jordan", "b"), 0.8, 0.5)]
+    said = {"verdicts": [{"number": 1, "relation": "motivation", "confidence": 0.9},
+                         {"number": 2, "relation": "none", "confidence": 0.9}]}  # fmt: skip
+    verdicts = LLMVerifier(fake_llm(said)).verify(new, cands, {"jordan"})
+    assert [v.accepted for v in verdicts] == [True, False]
+    fallback = LLMVerifier(fake_llm("nonsense"))
+    assert [v.accepted for v in fallback.verify(new, cands, {"jordan"})] == [True, True]
+    assert fallback.failures[0]["stage"] == "cable:verify"
+
+
+# --- steps 2 and 4 against a store -------------------------------------------------------------------
+def test_subtraction_keeps_direct_neighbours_out(store_with_chat):
+    memory = store_with_chat
+    linker = CableLinker(memory.store, memory.encoder, CableParams())
+    linker.verifier = AcceptAll()
+    linker.backfill()
+    edges = antecedent_edges(memory)
+    assert edges, "the permissive verifier should accept something"
+    index = memory.store.vector_index()
+    for src, dst, _, _ in edges:
+        direct = older_neighbours(index, index.get_vectors([dst]), [dst], 15)[0]
+        assert src not in {m for m, _ in direct}
+        assert float(index.get_vectors([src])[0] @ index.get_vectors([dst])[0]) < min(s for _, s in direct)
+    nosub = CableLinker(memory.store, memory.encoder, CableParams(subtract=False))
+    nosub.verifier = AcceptAll()
+    nosub.backfill()
+    plain = antecedent_edges(memory, "antecedent-nosub")
+    assert any(
+        src in {m for m, _ in older_neighbours(index, index.get_vectors([dst]), [dst], 15)[0]}
+        for src, dst, _, _ in plain
+    ), "without the subtraction direct neighbours do become edges"
+
+
+def test_edges_point_older_to_newer_and_respect_the_cap(store_with_chat):
+    memory = store_with_chat
+    linker = CableLinker(memory.store, memory.encoder, CableParams(cap=2))
+    linker.verifier = AcceptAll()
+    linker.backfill()
+    edges = antecedent_edges(memory)
+    assert edges and all(src < dst for src, dst, _, _ in edges)
+    per_dst: dict[int, int] = {}
+    for _, dst, _, _ in edges:
+        per_dst[dst] = per_dst.get(dst, 0) + 1
+    assert max(per_dst.values()) <= 2
+    assert memory.store.get_meta("cable:antecedent")["cap"] == 2
+    assert all(json.loads(info)["query"] for *_, info in edges)
+
+
+def test_backfill_is_idempotent_and_resumes(store_with_chat):
+    memory = store_with_chat
+    first = memory.link("cable")
+    edges = antecedent_edges(memory)
+    second = memory.link("cable")
+    assert first.memories == memory.store.count("memories") and second.memories == 0
+    assert antecedent_edges(memory) == edges
+    memory.store.con.execute("DELETE FROM cable_done WHERE memory_id > 10")  # as if killed after one batch
+    third = memory.link("cable")
+    assert third.memories == memory.store.count("memories") - 10 and antecedent_edges(memory) == edges
+
+
+def test_ingest_with_links_equals_ingest_then_backfill(tmp_path, fake_settings):
+    linked = Memory(tmp_path / "a")
+    linked.configure(fake_settings)
+    report = linked.ingest_conversations([motivation_chat()], links="cable")
+    later = Memory(tmp_path / "b")
+    later.configure(fake_settings)
+    later.ingest_conversations([motivation_chat()])
+    assert not antecedent_edges(later)
+    later.link("cable")
+    assert [e[:3] for e in antecedent_edges(linked)] == [e[:3] for e in antecedent_edges(later)]
+    assert report.edges.get("antecedent", 0) == len(antecedent_edges(linked))
+    assert linked.link("cable").memories == 0
+    linked.close()
+    later.close()
+
+
+# --- read side -------------------------------------------------------------------------------------------
+def test_budget_scales_with_k():
+    assert [read_side.budget(k) for k in (1, 5, 10, 30, 50)] == [1, 1, 1, 5, 8]
+    assert read_side.slots(10) == [5] and read_side.slots(30) == [5, 11, 17, 23, 29] and read_side.slots(3) == [2]
+
+
+def test_host_mode_replaces_only_its_budget(store_with_chat):
+    memory = store_with_chat
+    store = memory.store
+    ids = [r[0] for r in store.con.execute("SELECT memory_id FROM memories ORDER BY memory_id").fetchall()]
+    vector = store.vector_index().get_vectors([ids[-1]])[0]
+    ranked = sorted(ids, key=lambda m: -float(store.vector_index().get_vectors([m])[0] @ vector))
+    host = ranked[:10]
+    outside = [m for m in ranked if m not in host]
+    store.insert(
+        "edges",
+        {
+            "src": outside[:6],
+            "dst": [host[0]] * 6,
+            "channel": ["antecedent"] * 6,
+            "weight": [0.7] * 6,
+            "info": [json.dumps({"query": f"q{i}"}) for i in range(6)],
+        },
+    )
+    at10, picks10 = read_side.host_cable(store, ranked, vector, 10)
+    assert len(picks10) == 1 and at10[:10].count(picks10[0].memory_id) == 1
+    assert set(at10[:10]) - set(host) == {picks10[0].memory_id} and picks10[0].query.startswith("q")
+    at30, picks30 = read_side.host_cable(store, ranked, vector, 30)
+    assert len(picks30) <= 5 and len(set(at30[:30])) == len(at30[:30]) == min(30, len(ids))
+    assert at30[:10] == at10[:10], "the list at K is a prefix of the list at a larger K"
+
+
+def test_end_to_end_motivation_reachable_through_an_antecedent_edge(tmp_path, fake_settings):
+    """Hand-made chat: the diagnosis is outside the race memory's 15 nearest, found by its motivation query."""
+    memory = Memory(tmp_path / "store")
+    memory.configure(fake_settings)
+    memory.ingest_conversations([motivation_chat()])
+    memory.link("cable", margin=0.05)  # the fake bag-of-words encoder's scale; 0.15 is calibrated for MiniLM
+    texts = dict(memory.store.con.execute("SELECT memory_id, restatement FROM memories").fetchall())
+    diagnosis = next(m for m, t in texts.items() if "diagnosed" in t)
+    race = next(m for m, t in texts.items() if "lymphoma foundation" in t)
+    edges = {(s, d): json.loads(info) for s, d, _, info in antecedent_edges(memory)}
+    assert (diagnosis, race) in edges, edges
+    assert "lymphoma" in edges[(diagnosis, race)]["query"]
+    result = memory.recall("What race did Jordan sign up for to raise money?", k=6, mode="dense+cable")
+    found = {e.memory_id: e for e in result.evidence}
+    assert diagnosis in found
+    via = [p for p in found[diagnosis].provenance if p.get("channel") == "antecedent"]
+    assert via and via[0]["query"] == edges[(diagnosis, race)]["query"]
+    stats = memory.stats()["antecedent"]["antecedent"]
+    assert stats["share_outside_dst_top"] == 1.0 and stats["max_in_degree"] <= 3
+    memory.close()
+
+
+def test_cli_link_cable_and_graph_stats(tmp_path, fake_settings):
+    store = tmp_path / "store"
+    with Memory(store) as memory:
+        memory.configure(fake_settings)
+        memory.ingest_conversations([motivation_chat()])
+    runner = CliRunner()
+    done = runner.invoke(app, ["link", "cable", "--store", str(store), "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["memories"] > 0
+    again = runner.invoke(app, ["link", "cable", "--store", str(store), "--json"])
+    assert json.loads(again.output)["memories"] == 0
+    stats = runner.invoke(app, ["graph", "stats", "--store", str(store)])
+    assert stats.exit_code == 0 and "antecedent links (CABLE)" in stats.output
+    traced = runner.invoke(
+        app,
+        [
+            "ask",
+            "What did Jordan sign up for at Lakeshore?",
+            "--store",
+            str(store),
+            "--mode",
+            "seeds+cable",
+            "--k",
+            "6",
+            "--no-answer",
+        ],
+    )
+    assert traced.exit_code == 0 and "query: “" in traced.output
+
+
+def test_ripple_cable_adds_antecedent_support(store_with_chat):
+    memory = store_with_chat
+    memory.link("cable")
+    result = memory.recall("What did Jordan sign up for at Lakeshore?", k=10, mode="ripple+cable")
+    assert result.mode == "ripple+cable" and result.evidence
+    assert np.isfinite([e.rank for e in result.evidence]).all()
