@@ -60,6 +60,23 @@ def _connect(db_path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
         raise StoreBusyError(f"store {db_path.parent} is in use by {holder}") from None
 
 
+def _create_database(db_path: Path) -> None:
+    """Migrate a new database under a temp name, then link it in: a kill never leaves a half-built schema."""
+    temp = db_path.with_name(f".{db_path.name}.{os.getpid()}.tmp")
+    con = _connect(temp, False)
+    try:
+        schema.migrate(con)
+    finally:
+        con.close()
+    os.chmod(temp, 0o600)
+    try:
+        os.link(temp, db_path)  # unlike rename, never replaces a store another process created meanwhile
+    except FileExistsError:
+        pass
+    finally:
+        temp.unlink(missing_ok=True)
+
+
 class Store:
     """A store folder: the DuckDB connection, its meta, and lazily opened derived indexes."""
 
@@ -82,6 +99,7 @@ class Store:
                 raise StoreError(f"store {path}: no ripple store here (run `ripple ingest` first)")
             read_only = False
             _private_folder(path)
+            _create_database(db_path)
         con = _connect(db_path, read_only)
         store = cls(path, con, read_only)
         store._check_schema()
