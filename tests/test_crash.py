@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from test_forget import run
+from test_ingest import CHAT_1, CHAT_2, new_memory, session, use_fake_extractor, write_chat
 from test_store import HOLD_STORE
 
 from ripplecli.store.db import Store
@@ -56,6 +57,22 @@ def test_write_commands_on_a_busy_store_are_exit_3(held_store, command):
     path, holder = held_store
     result = run(*command, "--store", str(path))
     assert result.exit_code == 3 and f"in use by process {holder.pid}" in result.stderr
+
+
+def test_a_rerun_heals_indexes_a_killed_run_committed_past(tmp_path, fake_settings, monkeypatch):
+    """A kill after the commit but before the index saves: the next writer (even a no-op ingest) rebuilds them."""
+    use_fake_extractor(monkeypatch)
+    chat = write_chat(tmp_path / "chat.json", [session(1, CHAT_1), session(2, CHAT_2)])
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        memory.ingest(chat)
+    for sidecar in (tmp_path / "store" / "lexical" / "ripple.json", tmp_path / "store" / "vectors.hnsw.meta.json"):
+        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "version": 0}))
+    stale = json.loads(run("doctor", "--json", "--store", str(tmp_path / "store")).stdout)
+    assert {c["check"] for c in stale["checks"] if c["status"] == "stale"} == {"vector index", "lexical index"}
+    rerun = run("ingest", str(chat), "--store", str(tmp_path / "store"), "--json")
+    assert rerun.exit_code == 0 and json.loads(rerun.stdout)[0]["memories"] == 0
+    healed = json.loads(run("doctor", "--json", "--store", str(tmp_path / "store")).stdout)
+    assert {c["status"] for c in healed["checks"]} == {"ok"}
 
 
 @pytest.mark.slow

@@ -47,6 +47,15 @@ def _chmod(path: Path, mode: int) -> None:
         os.chmod(path, mode)
 
 
+def _read_json(path: Path) -> dict:
+    """A small JSON object (an index's sidecar), {} when absent or unreadable."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _connect(db_path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     """Open DuckDB, turning its lock conflict into one clear line naming the other process."""
     try:
@@ -132,10 +141,23 @@ class Store:
         return int(row[0] or 0) if row else 0
 
     def close(self) -> None:
-        """Close the connection; derived indexes are saved by the writer that changed them."""
+        """Close the connection; a writer first makes sure the derived indexes match what is committed."""
+        if not self.read_only:
+            self._heal_derived_indexes()
         self.con.close()
         if not self.read_only:
             protect(self.path)
+
+    def _heal_derived_indexes(self) -> None:
+        """Rebuild an index a killed writer committed past but never saved (when fresh: two small JSON reads)."""
+        lexical = _read_json(self.path / LEXICAL_DIR / "ripple.json")
+        if lexical.get("version") != self.version("memories") and self.count("memories"):
+            self.refresh_lexical_index()
+        vectors = _read_json(self.path / (VECTOR_FILE + ".meta.json"))
+        count = self.count("vectors")
+        if (vectors.get("version"), vectors.get("count")) != (self.version("vectors"), count) and (count or vectors):
+            self._vectors = None
+            self.vector_index()
 
     def compact(self) -> None:
         """Rewrite the database into a fresh file and swap it in: deleted rows linger in DuckDB's free blocks."""
