@@ -181,7 +181,8 @@ class CableLinker:
         if not best:
             return []
         others = {v.memory_id: v for v in load_views(self.store, sorted(best))}
-        candidates = [Candidate(others[o], *best[o]) for o in sorted(best) if o in others]
+        usable = [o for o in sorted(best) if o in others and not low_information(others[o], speakers)]
+        candidates = [Candidate(others[o], *best[o]) for o in usable]  # small talk explains nothing either
         report.candidates += len(candidates)
         verdicts = self.verifier.verify(view, candidates, speakers)
         accepted = sorted(
