@@ -61,7 +61,7 @@ def local_graph(index: RecallIndex, restart_cues: set[str], anchors: set[int], m
             memory_cues[mid] |= cues
     for mid in first:
         memory_cues[mid] |= around.get(mid, set()) & keep
-    pairs = sorted({(min(a, b), max(a, b)) for a in list(memory_cues) for b in index.neighbours.get(a, ())})
+    pairs = [(a, b) for a in list(memory_cues) for b in index.neighbours.get(a, ()) if a < b or b not in memory_cues]
     for src, dst in pairs:
         memory_cues.setdefault(src, set())
         memory_cues.setdefault(dst, set())
@@ -69,36 +69,42 @@ def local_graph(index: RecallIndex, restart_cues: set[str], anchors: set[int], m
 
 
 def personalised_pagerank(
-    graph: CueGraph, restart: dict[str, float], damping: float = 0.85, iterations: int = 25
-) -> dict[str, float]:
-    """PageRank with restarts on the given nodes ("m:<id>" memory nodes, "c:<cue>" cue nodes)."""
-    names = [f"m:{m}" for m in graph.memory_cues] + sorted({f"c:{c}" for cs in graph.memory_cues.values() for c in cs})
-    index = {name: i for i, name in enumerate(names)}
-    rows, cols = [], []
-    for mid, cues in graph.memory_cues.items():
-        for cue in cues:
-            rows += [index[f"m:{mid}"], index[f"c:{cue}"]]
-            cols += [index[f"c:{cue}"], index[f"m:{mid}"]]
-    for src, dst in graph.contiguity:
-        rows += [index[f"m:{src}"], index[f"m:{dst}"]]
-        cols += [index[f"m:{dst}"], index[f"m:{src}"]]
-    n = len(names)
+    graph: CueGraph,
+    restart_cues: dict[str, float],
+    restart_memories: dict[int, float],
+    damping: float = 0.85,
+    iterations: int = 25,
+) -> tuple[list[int], np.ndarray]:
+    """PageRank with restarts on the given cues and memories; returns memory ids and their mass."""
+    memories = list(graph.memory_cues)
+    cues = sorted({c for cs in graph.memory_cues.values() for c in cs})
+    position = {m: i for i, m in enumerate(memories)}
+    cue_position = {c: len(memories) + j for j, c in enumerate(cues)}
+    n = len(memories) + len(cues)
     if n == 0:
-        return {}
+        return [], np.zeros(0)
+    pairs = [(position[m], cue_position[c]) for m, cs in graph.memory_cues.items() for c in cs]
+    pairs += [(position[a], position[b]) for a, b in graph.contiguity]
+    ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    rows = np.concatenate([ends[:, 0], ends[:, 1]])
+    cols = np.concatenate([ends[:, 1], ends[:, 0]])
     adjacency = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
     out_degree = np.asarray(adjacency.sum(axis=1)).ravel()
-    transition = sparse.diags(1.0 / np.maximum(out_degree, 1.0)) @ adjacency
+    spread_matrix = (sparse.diags(1.0 / np.maximum(out_degree, 1.0)) @ adjacency).T.tocsr()
     start = np.zeros(n)
-    for name, weight in restart.items():
-        if name in index:
-            start[index[name]] += weight
+    for cue, weight in restart_cues.items():
+        if cue in cue_position:
+            start[cue_position[cue]] += weight
+    for mid, weight in restart_memories.items():
+        if mid in position:
+            start[position[mid]] += weight
     if start.sum() == 0:
-        return {}
+        return [], np.zeros(0)
     start /= start.sum()
     rank = start.copy()
     for _ in range(iterations):
-        rank = (1 - damping) * start + damping * (transition.T @ rank)
-    return {name: float(rank[i]) for i, name in enumerate(names)}
+        rank = (1 - damping) * start + damping * (spread_matrix @ rank)
+    return memories, rank[: len(memories)]
 
 
 def spread(
@@ -111,25 +117,19 @@ def spread(
 ) -> list[Activation]:
     """The `top` memories by activation mass that are not already evidence, with what reached them."""
     graph = local_graph(index, set(restart_cues), set(anchors), max_df)
-    restart = {f"c:{c}": w for c, w in restart_cues.items()} | {f"m:{m}": w for m, w in anchors.items()}
-    ranks = personalised_pagerank(graph, restart)
-    reached = sorted(
-        ((int(name[2:]), mass) for name, mass in ranks.items() if name.startswith("m:")),
-        key=lambda pair: (-pair[1], pair[0]),
-    )
+    memories, mass = personalised_pagerank(graph, restart_cues, anchors)
+    order = np.lexsort((np.array(memories, dtype=np.int64), -mass)) if memories else []
     anchor_cues = {a: graph.memory_cues.get(a, set()) for a in anchors}
-    neighbours = defaultdict(set)
-    for src, dst in graph.contiguity:
-        neighbours[src].add(dst)
-        neighbours[dst].add(src)
+    neighbours = index.neighbours
+    carriers = set(restart_cues) | set().union(*anchor_cues.values())
     found = []
-    for mid, mass in reached:
-        if mid in exclude or mass <= 0:
+    for i in order:
+        mid, weight = memories[i], float(mass[i])
+        if mid in exclude or weight <= 0:
             continue
         cues = graph.memory_cues.get(mid, set())
-        via_cues = sorted(cues & (set(restart_cues) | set().union(*anchor_cues.values())))
-        via_anchors = sorted(a for a, ac in anchor_cues.items() if cues & ac or mid in neighbours[a])
-        found.append(Activation(mid, mass, via_cues, via_anchors))
+        via_anchors = sorted(a for a, ac in anchor_cues.items() if cues & ac or mid in neighbours.get(a, ()))
+        found.append(Activation(mid, weight, sorted(cues & carriers), via_anchors))
         if len(found) == top:
             break
     return found
