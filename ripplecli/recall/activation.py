@@ -33,28 +33,34 @@ class CueGraph:
     contiguity: list[tuple[int, int]]
 
 
+HOLDER_CAP = 400  # keeps activation local in a large store: a cue spreads to at most this many memories
+
+
 def informative_cues(index: RecallIndex, cues: set[str], max_df: float) -> set[str]:
-    """Cues rare enough to carry information (held by at most max_df · N memories, and at least 5 allowed)."""
-    limit = max(5.0, max_df * index.count)
+    """Cues rare enough to carry information (held by at most max_df · N memories, at least 5, at most the cap)."""
+    limit = min(max(5.0, max_df * index.count), HOLDER_CAP)
     return {cue for cue in cues if 0 < index.cue_frequency(cue) <= limit}
 
 
-def _holders_of(index: RecallIndex, cues: set[str]) -> dict[int, set[str]]:
-    """Memories holding any of the cues, with which ones."""
+def _holders_of(index: RecallIndex, cues: set[str], near: set[int]) -> dict[int, set[str]]:
+    """Memories holding any of the cues; a very common cue keeps only the holders nearest the anchors in time."""
     found: dict[int, set[str]] = defaultdict(set)
     for cue in cues:
-        for mid in index.holders.get(cue, ()):
+        holders = index.holders.get(cue, ())
+        if len(holders) > HOLDER_CAP:  # ids follow ingest order: the nearest ids are the same chat, nearby in time
+            holders = sorted(holders, key=lambda m: min((abs(m - a) for a in near), default=-m))[:HOLDER_CAP]
+        for mid in holders:
             found[mid].add(cue)
     return found
 
 
 def local_graph(index: RecallIndex, restart_cues: set[str], anchors: set[int], max_df: float) -> CueGraph:
     """Two bipartite steps out from the restart set, with informative cues only."""
-    seeds = _holders_of(index, restart_cues)  # the question's own cues spread even when common
+    seeds = _holders_of(index, restart_cues, anchors)  # the question's own cues spread even when common
     first = set(seeds) | anchors
     around = {mid: index.concepts_of.get(mid, set()) for mid in first}
     keep = informative_cues(index, set().union(*around.values()) if around else set(), max_df)
-    second = _holders_of(index, keep)
+    second = _holders_of(index, keep, anchors)
     memory_cues: dict[int, set[str]] = defaultdict(set)
     for mapping in (seeds, second):
         for mid, cues in mapping.items():
