@@ -12,9 +12,10 @@ from rich.console import Console
 
 from ripplecli.errors import InputError
 from ripplecli.recall import activation
+from ripplecli.recall.assembly import PROTECTED_HEAD, merge_support, rerank, seed_ranking
 from ripplecli.recall.diffusion import Support, diffuse, reachable
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.pipeline import PROTECTED_HEAD, RecallParams, merge_support, rerank, seed_ranking, validate
+from ripplecli.recall.pipeline import RecallParams, validate
 from ripplecli.recall.planner import Candidate, RulesPlanner
 from ripplecli.recall.query import QueryCues, time_range
 from ripplecli.recall.views import ViewHits, rrf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -13,23 +13,24 @@ import numpy as np
 from ripplecli.errors import InputError
 from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
+from ripplecli.recall.assembly import (
+    SEED_DEPTH,
+    SEED_FUSION_K,
+    SEED_POOL,
+    merge_support,
+    rerank,
+    rho_order,
+    seed_ranking,
+)
 from ripplecli.recall.diffusion import Support, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Plan, RulesPlanner
 from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer
+from ripplecli.recall.tracing import cues_dict, group_support, plan_dict, seed_rows, support_dict
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view, rrf
 from ripplecli.store.db import Store
 from ripplecli.trace import Evidence, RecallResult
 
-SEED_DEPTH = {"dense": 10, "lexical": 5, "cue": 5}  # the LoCoMo setting of the paper
-PROVENANCE_WEIGHT = {"dense": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}  # paper's π weights
-SEED_POOL = sum(SEED_DEPTH.values())  # C0: the union, filled to 20 by fusion when the views overlap
-SEED_FUSION_K = 5.0  # RRF constant ordering the three views (measured best of 5/20/60 on dev)
-SUPPORT_FUSION_K = 10.0  # RRF constant merging support into the seed ranking below the protected head
-PROTECTED_HEAD = 8  # the best seeds keep their places: support enters below them (dev: K=10 +1.6 pts)
-SUPPORT_WEIGHT = 0.5  # RRF weight of new support against the ranked seeds below the head
-CENTRALITY_WEIGHT = 1.0  # RRF weight of the activation ranking when it reorders the seeds (dev: K=10 +4.6 pts)
-CENTRALITY_FUSION_K = 10.0
 CENTRALITY_DEPTH = 60
 ACTIVATION_TOP = 10  # new memories taken from spreading activation (DESIGN §6)
 
@@ -100,13 +101,13 @@ class Recaller:
         mode = MODES[params.mode]
         index = self.index(refresh=True)
         cues = self.analyzer.analyze(question, index, params.as_of or datetime.now())
-        trace: dict[str, Any] = {"query_cues": _cues_dict(cues), "mode": params.mode}
+        trace: dict[str, Any] = {"query_cues": cues_dict(cues), "mode": params.mode}
         if index.count == 0:
             trace["note"] = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
         vector = self.encoder().encode([cues.text])[0] if "dense" in mode.views or mode.growth != "none" else None
         views = self._views(mode, cues, vector, params.k)
-        trace["seeds"] = {v.view: _ranked(index, v.top(SEED_DEPTH[v.view])) for v in views}
+        trace["seeds"] = {v.view: seed_rows(index, v.top(SEED_DEPTH[v.view])) for v in views}
         fused = rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
         seeds = seed_ranking(views)[:SEED_POOL]
         growth = GROWTH[mode.growth](self, cues, seeds, fused, vector, params, trace)
@@ -173,39 +174,6 @@ class Recaller:
         ]
 
 
-def seed_ranking(views: list[ViewHits]) -> list[int]:
-    """The three-view union (dense 10, lexical 5, cue 5) ordered by fused rank, then filled by fusion."""
-    fused = rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
-    order = sorted(fused, key=lambda m: (-fused[m], m))
-    union = set(_seed_set(views))
-    return [m for m in order if m in union] + [m for m in order if m not in union]
-
-
-def rerank(base: list[int], centrality: Ranked) -> list[int]:
-    """Fuse the seed ranking with the activation ranking: memories central to the question's cues rise."""
-    fused = rrf([([(m, 0.0) for m in base], 1.0), (centrality, CENTRALITY_WEIGHT)], CENTRALITY_FUSION_K)
-    return sorted(fused, key=lambda m: (-fused[m], m))
-
-
-def merge_support(base: list[int], growth: list[Support]) -> list[int]:
-    """Keep the protected head of the seed ranking; below it, fuse the rest with the support by rank."""
-    head = base[:PROTECTED_HEAD]
-    taken = set(head)
-    per_channel: dict[str, Ranked] = {}
-    for s in growth:
-        if s.memory_id not in taken:
-            per_channel.setdefault(s.channel, []).append((s.memory_id, s.score))
-    support = rrf([(ranked, 1.0) for ranked in per_channel.values()], SUPPORT_FUSION_K)
-    support_ranked = [(m, 0.0) for m in sorted(support, key=lambda m: (-support[m], m))]
-    tail = rrf([([(m, 0.0) for m in base[PROTECTED_HEAD:]], 1.0), (support_ranked, SUPPORT_WEIGHT)], SUPPORT_FUSION_K)
-    return head + sorted(tail, key=lambda m: (-tail[m], m))
-
-
-def _seed_set(views: list[ViewHits]) -> list[int]:
-    """C0: the union of each view's top hits (dense 10, lexical 5, cue 5)."""
-    return list(dict.fromkeys(mid for v in views for mid, _ in v.top(SEED_DEPTH[v.view])))
-
-
 def validate(question: str, params: RecallParams) -> None:
     """Bad arguments are one clear line, before any work."""
     if not question or not question.strip():
@@ -230,7 +198,7 @@ def grow_locality(recaller: Recaller, cues, seeds, fused, vector, params, trace)
     found = []
     for anchor in top:
         found += diffuse(recaller.store, [anchor], "contiguity", None, set(seeds), hops=1, top=2)
-    trace["support"] = {"contiguity": [_support_dict(s) for s in found]}
+    trace["support"] = {"contiguity": [support_dict(s) for s in found]}
     return Growth(found)
 
 
@@ -240,7 +208,7 @@ def grow_expand(recaller: Recaller, cues, seeds, fused, vector, params, trace) -
     found = []
     for channel in ("semantic", "structural", "contiguity"):
         found += diffuse(recaller.store, top, channel, None, set(seeds), hops=2, top=5)
-    trace["support"] = {"expand": [_support_dict(s) for s in found]}
+    trace["support"] = {"expand": [support_dict(s) for s in found]}
     return Growth(found)
 
 
@@ -278,7 +246,7 @@ def _host_links(recaller, mode: Mode, ranked: list[int], vector, params, growth:
 
     ranked, picks = host_cable(recaller.store, ranked, vector, params.k, mode.host)
     texts = recaller.index().texts
-    trace["support"] = {mode.host: [_support_dict(s, texts.get(s.memory_id, "")) for s in picks]}
+    trace["support"] = {mode.host: [support_dict(s, texts.get(s.memory_id, "")) for s in picks]}
     growth.support += picks
     return ranked
 
@@ -294,14 +262,14 @@ def _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round) -> G
         plan = recaller.planner.plan(
             cues, memories.candidates(index, [(m, fused.get(m, 0.0)) for m in ranked]), index.speakers
         )
-        record: dict[str, Any] = {"round": number + 1, "planner": _plan_dict(plan, index)}
+        record: dict[str, Any] = {"round": number + 1, "planner": plan_dict(plan, index)}
         trace["rounds"].append(record)
         if not plan.proceed or not plan.anchors:
             record["stopped"] = plan.stop_reason or "no anchors"
             break
         step = one_round(recaller, cues, plan, set(evidence), vector, index.speakers)
         new = step.support
-        record["support"] = _group(new, index)
+        record["support"] = group_support(new, index)
         growth.centrality = growth.centrality or step.centrality  # the first round's view of the question
         if not new:
             record["stopped"] = "no new support"
@@ -369,81 +337,3 @@ def question_cues_from_target(plan: Plan) -> list[str]:
         return []
     t = plan.target
     return [*t.concepts, *(f"person:{p}" for p in t.persons), *(f"location:{x}" for x in t.locations)]
-
-
-def rho_order(store: Store, seeds: list[int], fused, growth: list[Support], vector) -> list[int]:
-    """The paper's ρ(m) = 1.25·a(q,m) + π(m) + 0.05·I_anchor(m) over seeds and support."""
-    ids = list(dict.fromkeys([*seeds, *(s.memory_id for s in growth)]))
-    if not ids:
-        return []
-    sims = store.vector_index().get_vectors(ids) @ vector
-    low, high = float(sims.min()), float(sims.max())
-    a = {m: (float(s) - low) / (high - low) if high > low else 1.0 for m, s in zip(ids, sims, strict=True)}
-    pi = dict.fromkeys(ids, 0.0)
-    for rank, mid in enumerate(sorted(seeds, key=lambda m: -fused.get(m, 0.0)), start=1):
-        pi[mid] += PROVENANCE_WEIGHT["dense"] / (5 + rank)
-    for rank, s in enumerate(growth, start=1):
-        pi[s.memory_id] += PROVENANCE_WEIGHT["expansion"] / (5 + rank)
-    anchors = {s.path[0] for s in growth if s.path}
-    rho = {m: 1.25 * a[m] + pi[m] + 0.05 * (m in anchors) for m in ids}
-    ranked = sorted(ids, key=lambda m: (-rho[m], m))
-    rest = sorted((m for m in fused if m not in set(ids)), key=lambda m: (-fused[m], m))
-    return ranked + rest
-
-
-# --- trace helpers -------------------------------------------------------------------------------
-def _cues_dict(cues: QueryCues) -> dict[str, Any]:
-    """Query cues for the trace."""
-    data = asdict(cues)
-    data["time_range"] = [t.isoformat() for t in cues.time_range] if cues.time_range else None
-    return data
-
-
-def _ranked(index: RecallIndex, ranked: Ranked) -> list[dict[str, Any]]:
-    """Seed rows for the trace: id, score, restatement."""
-    texts = index.texts
-    return [{"id": m, "score": round(float(s), 4), "text": texts.get(m, "")} for m, s in ranked]
-
-
-def _plan_dict(plan: Plan, index: RecallIndex) -> dict[str, Any]:
-    """The planner's decision for the trace."""
-    target = None
-    if plan.target:
-        target = asdict(plan.target)
-        target["time_range"] = [t.isoformat() for t in plan.target.time_range] if plan.target.time_range else None
-    texts = index.texts
-    return {
-        "decision": "continue" if plan.proceed else "stop",
-        "stop_reason": plan.stop_reason,
-        "anchors": [{"id": a, "text": texts.get(a, "")} for a in plan.anchors],
-        "target": target,
-        "covered": plan.covered,
-        "missing": plan.missing,
-        "failure": plan.failure,
-    }
-
-
-def _support_dict(s: Support, text: str = "") -> dict[str, Any]:
-    """One support hit for the trace."""
-    data = {
-        "id": s.memory_id,
-        "channel": s.channel,
-        "score": round(float(s.score), 5),
-        "path": s.path,
-        "weights": [round(w, 3) for w in s.weights],
-        "text": text,
-    }
-    if s.via_cues:
-        data["via_cues"] = s.via_cues
-    if getattr(s, "query", None):
-        data["query"] = s.query  # CABLE: the antecedent query that created the edge
-    return data
-
-
-def _group(found: list[Support], index: RecallIndex) -> dict[str, list[dict[str, Any]]]:
-    """Support per channel for the trace."""
-    texts = index.texts
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for s in found:
-        grouped.setdefault(s.channel, []).append(_support_dict(s, texts.get(s.memory_id, "")))
-    return grouped
