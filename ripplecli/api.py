@@ -224,26 +224,35 @@ class Memory(OwnYourData):
         as_of: datetime | None = None,
         answer: str = "none",
         planner: str = "rules",
+        analyzer: str = "rules",
     ):
-        """Associative recall: evidence, the trace of how it was found, and optionally an answer."""
+        """Associative recall: evidence, the trace of how it was found, and optionally an answer.
+
+        `planner` and `analyzer` ("rules" or "llm") choose independently where the local model is used."""
         from ripplecli.answer import answer_for
         from ripplecli.recall.pipeline import Recaller, RecallParams
+        from ripplecli.recall.query import QUERY_ANALYZERS
         from ripplecli.registry import resolve
         from ripplecli.runtime.llm import CallLog
 
         if answer not in ANSWER_MODES:
             raise InputError(f"unknown answer mode '{answer}' (choose from: {', '.join(ANSWER_MODES)})")
         planner_class = resolve(PLANNER_CHOICES, "planner", planner)
+        analyzer_class = resolve(QUERY_ANALYZERS, "analyzer", analyzer)
         log = CallLog()
         if self._recaller is None:
             self._recaller = Recaller(self.store, lambda: self.encoder)
-        uses_model = getattr(planner_class, "needs_llm", False)
-        self._recaller.planner = planner_class(self.llm, log) if uses_model else planner_class()
+        self._recaller.planner = self._with_model(planner_class, log)
+        self._recaller.analyzer = self._with_model(analyzer_class, log)
         result = self._recaller.recall(question, RecallParams(k=k, mode=mode, rounds=rounds, as_of=as_of))
         result.answer = answer_for(answer, self, question, result.evidence, log)
         if log.calls:
             result.trace["llm_calls"] = log.to_list()
         return result
+
+    def _with_model(self, cls: Any, log: Any) -> Any:
+        """A planner or query analyzer; the LLM ones get the configured model and this recall's call log."""
+        return cls(self.llm, log) if getattr(cls, "needs_llm", False) else cls()
 
     def warm(self) -> None:
         """Load the encoder and every index now, so a long-lived server (MCP) answers its first question warm."""

@@ -34,6 +34,9 @@ def ask(
     as_of: Annotated[str | None, typer.Option("--as-of", help="The question's date (default: now).")] = None,
     answer: Annotated[str, typer.Option(help="auto | llm | extractive | none")] = "auto",
     planner: Annotated[str, typer.Option(help="rules | llm (the local model plans anchors and target)")] = "rules",
+    analyzer: Annotated[
+        str, typer.Option(help="rules | llm (the local model reads the question's names, places and time)")
+    ] = "rules",
     model: ModelOption = None,
     no_answer: Annotated[bool, typer.Option("--no-answer", help="Evidence only (same as --answer none).")] = False,
     trace: Annotated[bool, typer.Option("--trace/--no-trace", help="Show how the evidence was recalled.")] = True,
@@ -52,6 +55,7 @@ def ask(
             as_of=when,
             answer="none" if no_answer else answer,
             planner=planner,
+            analyzer=analyzer,
         )
     if as_json:
         print_json(result.to_dict())

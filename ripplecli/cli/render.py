@@ -26,6 +26,8 @@ def _cues(tree: Tree, cues: dict[str, Any]) -> None:
         node.add(f"{key}: {escape(', '.join(values)) if values else '[dim]none[/]'}")
     time_range = cues.get("time_range")
     node.add(f"time: {' … '.join(t[:10] for t in time_range) if time_range else '[dim]none[/]'}")
+    if cues.get("failure"):
+        node.add(f"[yellow]model fallback:[/] {escape(cues['failure'])}")
 
 
 def _seeds(tree: Tree, seeds: dict[str, list[dict[str, Any]]]) -> None:

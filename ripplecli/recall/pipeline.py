@@ -102,6 +102,8 @@ class Recaller:
         index = self.index(refresh=True)
         cues = self.analyzer.analyze(question, index, params.as_of or datetime.now())
         trace: dict[str, Any] = {"query_cues": cues_dict(cues), "mode": params.mode}
+        if getattr(self.analyzer, "last_failure", None):  # the LLM analyzer's dropped names or rules fallback
+            trace["query_cues"]["failure"] = self.analyzer.last_failure
         if index.count == 0:
             trace["note"] = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
