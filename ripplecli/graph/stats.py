@@ -68,9 +68,11 @@ def histogram(degrees: list[int]) -> dict[str, int]:
     return counts
 
 
-def channel_stats(nodes: list[int], edges: list[tuple[int, int]], sample: list[int]) -> dict[str, Any]:
+def channel_stats(
+    nodes: list[int], edges: list[tuple[int, int]], sample: list[int], neighbours: dict[int, set[int]] | None = None
+) -> dict[str, Any]:
     """Degree figures and the mean 2-hop neighbourhood for one channel (or all together)."""
-    neighbours = adjacency(edges)
+    neighbours = adjacency(edges) if neighbours is None else neighbours
     degrees = [len(neighbours.get(n, ())) for n in nodes]
     sizes = two_hop_sizes(neighbours, sample)
     return {
@@ -111,7 +113,7 @@ def graph_stats(store: Store) -> dict[str, Any]:
         "conversations": store.count("conversations"),
         "sessions": int(sessions[0]) if sessions else 0,
         "channels": {name: channel_stats(nodes, pairs, sample) for name, pairs in sorted(by_channel.items())},
-        "all": channel_stats(nodes, every, sample),
+        "all": channel_stats(nodes, every, sample, neighbours),
         "degree_histogram": histogram(degrees),
         "isolated": sum(1 for d in degrees if d == 0),
         "components": len(comps),
@@ -127,7 +129,9 @@ def graph_stats(store: Store) -> dict[str, Any]:
 
 
 def _antecedent(store: Store, channels: set[str]) -> dict[str, Any]:
-    """CABLE figures per antecedent channel present (ripplecli.graph.cable)."""
+    """CABLE figures per antecedent channel present (ripplecli.graph.cable, imported only when links exist)."""
+    if not any(name.startswith("antecedent") for name in channels):
+        return {}
     from ripplecli.graph.cable import CHANNELS, antecedent_stats
 
     return {name: antecedent_stats(store, name) for name in CHANNELS.values() if name in channels}
