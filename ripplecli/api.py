@@ -6,16 +6,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ripplecli.answer import ANSWER_MODES
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
-from ripplecli.ingest import Ingestor, IngestReport, Progress, file_hash
 from ripplecli.manage import OwnYourData
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.store.db import Store
 from ripplecli.trace import RecallResult
+
+if TYPE_CHECKING:  # the write path (numpy, graph) loads only when something is written
+    from ripplecli.ingest import IngestReport, Progress
 
 # ripple ask --planner NAME; the LLM planner gets the configured model (ripplecli.models)
 PLANNER_CHOICES = {"rules": "ripplecli.recall.planner:RulesPlanner", "llm": "ripplecli.recall.llm_planner:LLMPlanner"}
@@ -131,7 +133,7 @@ class Memory(OwnYourData):
         return self.ingest_conversations(
             conversations,
             label=str(path),
-            content_hash=file_hash(path),
+            content_hash=_file_hash(path),
             extractor=extractor,
             progress=progress,
             links=links,
@@ -151,6 +153,8 @@ class Memory(OwnYourData):
         chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
         linker = self._linker(links)
         self._record_settings()
+        from ripplecli.ingest import Ingestor
+
         ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker)
         return ingestor.ingest(conversations, label, content_hash)
 
@@ -355,3 +359,10 @@ def found_by(result: RecallResult) -> dict[str, list[int]]:
         for name in sorted(names) or ["fusion"]:
             finders.setdefault(name, []).append(e.memory_id)
     return finders
+
+
+def _file_hash(path: Path) -> str:
+    """Content hash of an ingested file (imported late: the write path is heavy)."""
+    from ripplecli.ingest import file_hash
+
+    return file_hash(path)
