@@ -199,3 +199,15 @@ def test_forget_nothing_matching_changes_nothing(store):
     before = _counts(store)
     result = run("forget", "--person", "nobody", "--yes", "--store", str(store))
     assert result.exit_code == 0 and "nothing matches" in result.stdout and _counts(store) == before
+
+
+def test_forgotten_ids_are_not_reused(tmp_path, fake_settings) -> None:
+    """A client holding a forgotten memory id must never reach a newer memory through it."""
+    from ripplecli.api import Memory, NewTurn
+
+    with Memory(tmp_path / "store") as memory:
+        memory.configure(fake_settings)
+        first = memory.remember([NewTurn("Ana", "I adopted a cat named Miso.")])
+        memory.forget(*first)
+        second = memory.remember([NewTurn("Ana", "I started pottery classes.")])
+    assert min(second) > max(first)

@@ -223,9 +223,18 @@ class Store:
         return count
 
     def next_id(self, table: str, column: str) -> int:
-        """The next free integer id of a table (one writer at a time, so no race)."""
+        """The next never-used integer id of a table (one writer at a time, so no race).
+
+        Forgotten ids are not handed out again: a client holding an old id must not reach a new memory.
+        """
         row = self.con.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()
-        return int(row[0]) if row else 1
+        return max(int(row[0]) if row else 1, int(self.get_meta(f"{table}_high_water", 0)) + 1)
+
+    def keep_high_water(self, table: str, column: str) -> None:
+        """Remember the highest id ever used before rows are deleted (inside the deleting transaction)."""
+        row = self.con.execute(f"SELECT max({column}) FROM {table}").fetchone()
+        highest = max(int(row[0] or 0) if row else 0, int(self.get_meta(f"{table}_high_water", 0)))
+        self.set_meta(f"{table}_high_water", highest)
 
     # --- derived indexes ---------------------------------------------------------------------
     def vector_index(self) -> Any:

@@ -53,6 +53,8 @@ def forget(store: Store, selection: MemoryFilter, keep_sources: bool = False) ->
     if plan.empty:
         return plan
     with store.transaction():
+        store.keep_high_water("memories", "memory_id")
+        store.keep_high_water("sources", "source_id")
         _delete(store, plan)
         store.bump("memories")  # the lexical index and recall's in-memory index reload
         store.bump("vectors")  # the hnswlib index is rebuilt without the forgotten vectors
