@@ -11,7 +11,7 @@ import numpy as np
 
 from ripplecli.errors import InputError, StoreError
 from ripplecli.store import schema
-from ripplecli.store.browse import CUE_TABLES, stored_version
+from ripplecli.store.browse import CUE_TABLES, MEMORY_COLUMNS, stored_version
 from ripplecli.store.db import Store
 
 FORMAT = "ripple-export"
@@ -56,22 +56,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "memory": (
         "memories",
-        (
-            "memory_id",
-            "conversation_id",
-            "session_id",
-            "position",
-            "restatement",
-            "persons",
-            "locations",
-            "time_start",
-            "time_end",
-            "time_grounded",
-            "session_ts",
-            "extractor",
-            "created",
-            "run_id",
-        ),
+        MEMORY_COLUMNS,
         "memory_id",
     ),
     "cue_form": ("cue_forms", ("form", "cue"), "form, cue"),
