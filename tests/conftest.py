@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import subprocess
+import sys
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ripplecli.cues import content_tokens
+from ripplecli.cues import canonical_name, content_tokens
+from ripplecli.model import MemoryDraft, Window, WindowTurn
 from ripplecli.runtime.base import ENCODERS
+from ripplecli.store.db import Store
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_CHATS = REPO / "sample_chats"
@@ -162,3 +168,77 @@ def real_llm(smollm2: Path):
     from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions
 
     return LlamaCppLLM(smollm2, ModelOptions(n_ctx=2048, max_tokens=256, n_threads=1, seed=0))
+
+
+# --- a trivial extractor and a store held by another process ---------------------------------------
+_CAPITAL = re.compile(r"\b(in|at)?\s*([A-Z][a-z]+)")
+
+
+class FakeExtractor:
+    """One draft per non-context turn with cues read off capitals, so write-phase tests need no spaCy."""
+
+    name = "fake"
+
+    def extract(self, window: Window) -> list[MemoryDraft]:
+        """Drafts for the turns this window owns."""
+        return [self.draft(placed) for placed in window.turns if not placed.is_context]
+
+    @staticmethod
+    def draft(placed: WindowTurn) -> MemoryDraft:
+        """Speaker and capitalised words as persons, capitalised words after in/at as locations."""
+        turn = placed.turn
+        found = _CAPITAL.findall(turn.text)[1:]  # the first capital starts the sentence
+        persons = [canonical_name(turn.speaker)] + [canonical_name(w) for prep, w in found if not prep]
+        locations = [canonical_name(w) for prep, w in found if prep]
+        day = placed.timestamp.replace(hour=0, minute=0, second=0) if placed.timestamp else None
+        concepts = content_tokens(turn.text)[:4]
+        return MemoryDraft(
+            restatement=f"{turn.speaker}: {turn.text}",
+            source_turns=[turn.turn_id],
+            persons=list(dict.fromkeys(persons)),
+            locations=list(dict.fromkeys(locations)),
+            time_start=day,
+            time_end=day + timedelta(hours=23, minutes=59, seconds=59) if day else None,
+            concepts=concepts,
+            concept_forms={c: [c] for c in concepts},
+            extractor="fake",
+        )
+
+
+def use_fake_extractor(monkeypatch: pytest.MonkeyPatch) -> type[FakeExtractor]:
+    """Serve FakeExtractor under the default extractor name."""
+    from ripplecli.extract.base import EXTRACTORS
+
+    monkeypatch.setitem(EXTRACTORS, "rules", "conftest:FakeExtractor")
+    return FakeExtractor
+
+
+@pytest.fixture
+def fake_extractor(monkeypatch: pytest.MonkeyPatch) -> type[FakeExtractor]:
+    """A trivial extractor for write-phase tests that need no spaCy."""
+    return use_fake_extractor(monkeypatch)
+
+
+HOLD_STORE = """
+import sys, time
+from pathlib import Path
+from ripplecli.store.db import Store
+store = Store.open(Path(sys.argv[1]))
+print("ready", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.fixture
+def held_store(tmp_path):
+    """A store held open for writing by another process, and that process."""
+    Store.open(tmp_path / "store").close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_STORE, str(tmp_path / "store"), "30"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        yield tmp_path / "store", holder
+    finally:
+        holder.kill()
+        holder.wait()

@@ -7,8 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SAMPLE_CHATS
-from test_ingest import use_fake_extractor
+from conftest import REPO, SAMPLE_CHATS, use_fake_extractor
 
 from ripplecli.api import Memory, NewTurn, compact_result, naive_utc, next_turn_id
 from ripplecli.errors import InputError, StoreError

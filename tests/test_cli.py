@@ -6,19 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from test_ingest import CHAT_1, CHAT_2, counts, new_memory, session, use_fake_extractor, write_chat
+from chats import CHAT_1, CHAT_2, counts, new_memory, session, write_chat
 from typer.testing import CliRunner
 
 from ripplecli.api import Memory
 from ripplecli.cli import app
 
 FUZZ = Path(__file__).parent / "fuzz"
-
-
-@pytest.fixture
-def fake_extractor(monkeypatch: pytest.MonkeyPatch):
-    """CLI tests need no spaCy."""
-    return use_fake_extractor(monkeypatch)
 
 
 @pytest.fixture

@@ -9,11 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_forget import run
-from test_ingest import CHAT_1, CHAT_2, new_memory, session, use_fake_extractor, write_chat
-from test_store import HOLD_STORE
-
-from ripplecli.store.db import Store
+from chats import CHAT_1, CHAT_2, new_memory, run, session, write_chat
+from conftest import use_fake_extractor
 
 REPO = Path(__file__).resolve().parent.parent
 READ_COMMANDS = [
@@ -25,21 +22,6 @@ READ_COMMANDS = [
     ["doctor"],
     ["ask", "where did Ana go hiking?"],
 ]
-
-
-@pytest.fixture
-def held_store(tmp_path):
-    """A store held open for writing by another process (as a running ingest holds it), and that process."""
-    Store.open(tmp_path / "store").close()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_STORE, str(tmp_path / "store"), "30"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        yield tmp_path / "store", holder
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 @pytest.mark.parametrize("command", READ_COMMANDS, ids=lambda c: " ".join(c[:2]))

@@ -8,19 +8,12 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from test_forget import run
-from test_ingest import CHAT_1, CHAT_2, new_memory, session, use_fake_extractor, write_chat
+from chats import CHAT_1, CHAT_2, new_memory, run, session, write_chat
 
 from ripplecli.store.db import DB_FILE, LEXICAL_DIR, VECTOR_FILE
 from ripplecli.store.lexical import Bm25Index
 
 FUZZ = Path(__file__).parent / "fuzz"
-
-
-@pytest.fixture
-def fake_extractor(monkeypatch: pytest.MonkeyPatch):
-    """No spaCy needed."""
-    return use_fake_extractor(monkeypatch)
 
 
 @pytest.fixture

@@ -7,16 +7,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from test_forget import run
-from test_ingest import CHAT_1, CHAT_2, CHAT_3, counts, new_memory, session, use_fake_extractor, write_chat
+from chats import CHAT_1, CHAT_2, CHAT_3, counts, new_memory, run, session, write_chat
 
 from ripplecli.api import Memory
-
-
-@pytest.fixture
-def fake_extractor(monkeypatch: pytest.MonkeyPatch):
-    """No spaCy needed."""
-    return use_fake_extractor(monkeypatch)
 
 
 @pytest.fixture

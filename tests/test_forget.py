@@ -7,20 +7,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from test_ingest import CHAT_1, CHAT_2, CHAT_3, counts, new_memory, session, use_fake_extractor, write_chat
-from typer.testing import CliRunner
+from chats import CHAT_1, CHAT_2, CHAT_3, SECRET, SECRET_CHAT, counts, new_memory, run, session, write_chat
 
 from ripplecli.api import Memory
-from ripplecli.cli import app
-
-SECRET = "zqxwvut9137"
-SECRET_CHAT = [("Ana", f"My locker code is {SECRET} at the gym."), ("Ben", "Noted, I will not tell Maya.")]
-
-
-@pytest.fixture
-def fake_extractor(monkeypatch: pytest.MonkeyPatch):
-    """No spaCy needed."""
-    return use_fake_extractor(monkeypatch)
 
 
 @pytest.fixture
@@ -32,11 +21,6 @@ def store(tmp_path, fake_settings, fake_extractor) -> Path:
         memory.ingest(chat)
         memory.ingest(other)
     return tmp_path / "store"
-
-
-def run(*args: str, stdin: str | None = None):
-    """The ripple command in process."""
-    return CliRunner().invoke(app, list(args), input=stdin)
 
 
 def files_holding(folder: Path, token: str) -> list[str]:

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from test_ingest import CHAT_1, CHAT_2, CHAT_3, new_memory, session, use_fake_extractor, write_chat
+from chats import CHAT_1, CHAT_2, CHAT_3, new_memory, session, write_chat
 
 from ripplecli.config import GraphParams
 from ripplecli.graph.build import MemoryCues, profile
@@ -18,12 +18,6 @@ from ripplecli.store.db import Store
 
 PARAMS = GraphParams()
 DAY = datetime(2023, 5, 8)
-
-
-@pytest.fixture
-def fake_extractor(monkeypatch: pytest.MonkeyPatch):
-    """Graph tests through ingest need no spaCy."""
-    return use_fake_extractor(monkeypatch)
 
 
 def cues(

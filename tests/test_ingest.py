@@ -3,131 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
-from datetime import datetime, timedelta
-from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from chats import CHAT_1, CHAT_2, counts, new_memory, session, write_chat, write_two_conversations
+from conftest import FakeExtractor
 
 from ripplecli.api import Memory
-from ripplecli.cues import canonical_name, content_tokens
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder
-from ripplecli.model import MemoryDraft, Window, WindowTurn
-
-TABLES = (
-    "conversations",
-    "sources",
-    "memories",
-    "provenance",
-    "vectors",
-    "memory_persons",
-    "memory_locations",
-    "memory_cues",
-    "cue_forms",
-    "edges",
-    "ingest_runs",
-    "failures",
-)
-_CAPITAL = re.compile(r"\b(in|at)?\s*([A-Z][a-z]+)")
-
-
-class FakeExtractor:
-    """One draft per non-context turn with cues read off capitals, so write-phase tests need no spaCy."""
-
-    name = "fake"
-
-    def extract(self, window: Window) -> list[MemoryDraft]:
-        """Drafts for the turns this window owns."""
-        return [self.draft(placed) for placed in window.turns if not placed.is_context]
-
-    @staticmethod
-    def draft(placed: WindowTurn) -> MemoryDraft:
-        """Speaker and capitalised words as persons, capitalised words after in/at as locations."""
-        turn = placed.turn
-        found = _CAPITAL.findall(turn.text)[1:]  # the first capital starts the sentence
-        persons = [canonical_name(turn.speaker)] + [canonical_name(w) for prep, w in found if not prep]
-        locations = [canonical_name(w) for prep, w in found if prep]
-        day = placed.timestamp.replace(hour=0, minute=0, second=0) if placed.timestamp else None
-        concepts = content_tokens(turn.text)[:4]
-        return MemoryDraft(
-            restatement=f"{turn.speaker}: {turn.text}",
-            source_turns=[turn.turn_id],
-            persons=list(dict.fromkeys(persons)),
-            locations=list(dict.fromkeys(locations)),
-            time_start=day,
-            time_end=day + timedelta(hours=23, minutes=59, seconds=59) if day else None,
-            concepts=concepts,
-            concept_forms={c: [c] for c in concepts},
-            extractor="fake",
-        )
-
-
-def use_fake_extractor(monkeypatch: pytest.MonkeyPatch) -> type[FakeExtractor]:
-    """Serve FakeExtractor under the default extractor name (other test modules call this from their fixture)."""
-    from ripplecli.extract.base import EXTRACTORS
-
-    monkeypatch.setitem(EXTRACTORS, "rules", f"{__name__}:FakeExtractor")
-    return FakeExtractor
-
-
-@pytest.fixture
-def fake_extractor(monkeypatch: pytest.MonkeyPatch) -> type[FakeExtractor]:
-    """The fake extractor for this module's tests."""
-    return use_fake_extractor(monkeypatch)
-
-
-def new_memory(path: Path, settings) -> Memory:
-    """An empty store configured for the fake encoder."""
-    memory = Memory(path)
-    memory.configure(settings)
-    return memory
-
-
-def counts(memory: Memory) -> dict[str, int]:
-    """Row count of every table: the fingerprint of a store's state."""
-    return {table: memory.store.count(table) for table in TABLES}
-
-
-def session(number: int, turns: list[tuple[str, str]], day: datetime | None = None) -> dict:
-    """A native-format session with explicit turn ids."""
-    when = day or datetime(2023, 5, number, 18, 0)
-    return {
-        "id": f"s{number}",
-        "timestamp": when.isoformat(),
-        "turns": [{"id": f"D{number}:{i}", "speaker": s, "text": t} for i, (s, t) in enumerate(turns, start=1)],
-    }
-
-
-CHAT_1 = [
-    ("Ana", "I went hiking with Maya in Denver yesterday."),
-    ("Ben", "Nice, how was the weather up there?"),
-    ("Ana", "Cold but sunny, Maya loved it."),
-]
-CHAT_2 = [
-    ("Ben", "My sister Lena starts her new job on Monday."),
-    ("Ana", "Tell Lena good luck from me!"),
-    ("Ben", "Will do, she is nervous about the commute to Boulder."),
-    ("Ana", "Boulder is not far, she will be fine."),
-]
-CHAT_3 = [("Ana", "Maya and I booked a cabin in Aspen for June."), ("Ben", "Aspen in June sounds lovely.")]
-
-
-def write_chat(path: Path, sessions: list[dict], conversation_id: str = "ana-ben") -> Path:
-    """A native chat file."""
-    path.write_text(json.dumps({"conversation_id": conversation_id, "sessions": sessions}), encoding="utf-8")
-    return path
-
-
-def write_two_conversations(path: Path) -> Path:
-    """One file holding two conversations (two write batches)."""
-    documents = [
-        {"conversation_id": "first", "sessions": [session(1, CHAT_1), session(2, CHAT_2)]},
-        {"conversation_id": "second", "sessions": [session(1, CHAT_3), session(2, CHAT_1)]},
-    ]
-    path.write_text(json.dumps(documents), encoding="utf-8")
-    return path
+from ripplecli.model import MemoryDraft, Window
 
 
 def test_ingest_writes_one_memory_per_turn_with_provenance(tmp_path, fake_settings, fake_extractor):

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLE_CHATS
-from test_ingest import use_fake_extractor
+from conftest import SAMPLE_CHATS, use_fake_extractor
 
 from ripplecli.api import Memory
 from ripplecli.mcp_server import DESCRIPTIONS, RippleTools, build_server

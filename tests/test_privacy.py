@@ -11,17 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_forget import SECRET_CHAT, run
-from test_ingest import CHAT_1, CHAT_2, new_memory, session, use_fake_extractor, write_chat
+from chats import CHAT_1, CHAT_2, SECRET_CHAT, new_memory, run, session, write_chat
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = Path(__file__).parent / "fixtures" / "eval" / "locomo-tiny.json"
-
-
-@pytest.fixture
-def fake_extractor(monkeypatch: pytest.MonkeyPatch):
-    """No spaCy needed."""
-    return use_fake_extractor(monkeypatch)
 
 
 def modes(folder: Path) -> dict[str, int]:

@@ -6,13 +6,11 @@ import json
 import logging
 import os
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from test_ingest import CHAT_1, CHAT_2, counts, new_memory, session, use_fake_extractor, write_chat
+from chats import CHAT_1, CHAT_2, counts, new_memory, session, write_chat
 from typer.testing import CliRunner
 
 from ripplecli.api import Memory
@@ -21,21 +19,6 @@ from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.store import schema
 from ripplecli.store.db import DB_FILE, LEXICAL_DIR, VECTOR_FILE, Store
 from ripplecli.store.lexical import META_FILE
-
-HOLD_STORE = """
-import sys, time
-from pathlib import Path
-from ripplecli.store.db import Store
-store = Store.open(Path(sys.argv[1]))
-print("ready", flush=True)
-time.sleep(float(sys.argv[2]))
-"""
-
-
-@pytest.fixture
-def fake_extractor(monkeypatch: pytest.MonkeyPatch):
-    """Write-phase tests here need no spaCy."""
-    return use_fake_extractor(monkeypatch)
 
 
 @pytest.fixture
@@ -118,21 +101,6 @@ def test_open_without_create_does_not_make_a_folder(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(StoreError, match="not a folder"):
         Store.open(tmp_path / "file")
-
-
-@pytest.fixture
-def held_store(tmp_path):
-    """A store held open for writing by another process, and that process."""
-    Store.open(tmp_path / "store").close()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_STORE, str(tmp_path / "store"), "30"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        yield tmp_path / "store", holder
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_second_writer_is_told_who_holds_the_store(held_store):
