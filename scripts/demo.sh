@@ -8,5 +8,5 @@ export RIPPLE_HOME="${RIPPLE_HOME:-$PWD/.ripple-demo}"
 ripple=.venv/bin/ripple
 question=${1:-"Should Alex take Maya to Harbor Grill?"}
 "$ripple" ingest sample_chats/*.json
-"$ripple" ask "$question" --k 15
+"$ripple" ask "$question" --k 20
 "$ripple" graph stats
