@@ -20,9 +20,14 @@ CENTRALITY_WEIGHT = 1.0  # RRF weight of the activation ranking when it reorders
 CENTRALITY_FUSION_K = 10.0
 
 
-def seed_ranking(views: list[ViewHits]) -> list[int]:
+def fuse_views(views: list[ViewHits]) -> dict[int, float]:
+    """RRF score of every memory any view returned."""
+    return rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
+
+
+def seed_ranking(views: list[ViewHits], fused: dict[int, float] | None = None) -> list[int]:
     """The three-view union (dense 10, lexical 5, cue 5) ordered by fused rank, then filled by fusion."""
-    fused = rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
+    fused = fuse_views(views) if fused is None else fused
     order = sorted(fused, key=lambda m: (-fused[m], m))
     union = set(seed_set(views))
     return [m for m in order if m in union] + [m for m in order if m not in union]

@@ -15,8 +15,8 @@ from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
 from ripplecli.recall.assembly import (
     SEED_DEPTH,
-    SEED_FUSION_K,
     SEED_POOL,
+    fuse_views,
     merge_support,
     rerank,
     rho_order,
@@ -27,7 +27,7 @@ from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Plan, RulesPlanner
 from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer
 from ripplecli.recall.tracing import cues_dict, group_support, plan_dict, seed_rows, support_dict
-from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view, rrf
+from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.store.db import Store
 from ripplecli.trace import Evidence, RecallResult
 
@@ -110,10 +110,11 @@ class Recaller:
         vector = self.encoder().encode([cues.text])[0] if "dense" in mode.views or mode.growth != "none" else None
         views = self._views(mode, cues, vector, params.k)
         trace["seeds"] = {v.view: seed_rows(index, v.top(SEED_DEPTH[v.view])) for v in views}
-        fused = rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
-        seeds = seed_ranking(views)[:SEED_POOL]
+        fused = fuse_views(views)
+        base = seed_ranking(views, fused)
+        seeds = base[:SEED_POOL]
         growth = GROWTH[mode.growth](self, cues, seeds, fused, vector, params, trace)
-        ranked = self._order(mode, views, seeds, fused, growth, vector)
+        ranked = self._order(mode, base, fused, growth, vector)
         if mode.host != "none":
             ranked = _host_links(self, mode, ranked, vector, params, growth, trace)
         evidence = self._evidence(ranked[: params.k], growth.support, views)
@@ -132,11 +133,10 @@ class Recaller:
         return [makers[name]() for name in mode.views]
 
     # --- ordering ------------------------------------------------------------------------------
-    def _order(self, mode: Mode, views: list[ViewHits], seeds: list[int], fused, growth: Growth, vector):
+    def _order(self, mode: Mode, base: list[int], fused, growth: Growth, vector):
         """Seeds by fused rank (reordered by activation when there is one), support merged below the head."""
         if mode.order == "rho":
-            return rho_order(self.store, seeds, fused, growth.support, vector)
-        base = seed_ranking(views)
+            return rho_order(self.store, base[:SEED_POOL], fused, growth.support, vector)
         if growth.centrality:
             base = rerank(base, growth.centrality)
         return merge_support(base, growth.support) if growth.support else base
