@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplecli.recall.diffusion import Support, diffuse
+from ripplecli.recall.diffusion import Support, diffuse, edges_touching
 from ripplecli.store.db import Store
 
 LINKED_MODES = {  # recall modes that read antecedent links, and the channel (variant) each reads
@@ -58,14 +58,7 @@ def slots(k: int) -> list[int]:
 def antecedent_edges(store: Store, nodes: set[int], channel: str) -> dict[int, list[tuple[int, float, str]]]:
     """Antecedent edges touching `nodes`, both directions, with the query that created each."""
     found: dict[int, list[tuple[int, float, str]]] = {}
-    if not nodes:
-        return found
-    rows = store.con.execute(
-        "SELECT src, dst, weight, info FROM edges WHERE channel = $2 AND "
-        "(src IN (SELECT unnest($1)) OR dst IN (SELECT unnest($1)))",
-        [sorted(nodes), channel],
-    ).fetchall()
-    for src, dst, weight, info in rows:
+    for src, dst, weight, info in edges_touching(store, nodes, channel):
         query = _query_of(info)
         found.setdefault(src, []).append((dst, weight, query))
         found.setdefault(dst, []).append((src, weight, query))

@@ -31,17 +31,21 @@ class Support:
         return product
 
 
-def neighbours(store: Store, nodes: set[int], channel: str) -> dict[int, list[tuple[int, float]]]:
-    """Edges of one channel touching `nodes`, traversable both ways."""
-    found: dict[int, list[tuple[int, float]]] = defaultdict(list)
+def edges_touching(store: Store, nodes: set[int], channel: str) -> list[tuple[int, int, float, str | None]]:
+    """(src, dst, weight, info) of the channel's edges with either end in `nodes`."""
     if not nodes:
-        return found
-    rows = store.con.execute(
-        "SELECT src, dst, weight FROM edges WHERE channel = $2 AND "
+        return []
+    return store.con.execute(
+        "SELECT src, dst, weight, info FROM edges WHERE channel = $2 AND "
         "(src IN (SELECT unnest($1)) OR dst IN (SELECT unnest($1)))",
         [sorted(nodes), channel],
     ).fetchall()
-    for src, dst, weight in rows:
+
+
+def neighbours(store: Store, nodes: set[int], channel: str) -> dict[int, list[tuple[int, float]]]:
+    """Edges of one channel touching `nodes`, traversable both ways."""
+    found: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for src, dst, weight, _info in edges_touching(store, nodes, channel):
         found[src].append((dst, weight))
         found[dst].append((src, weight))
     return found
