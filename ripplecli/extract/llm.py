@@ -16,7 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from ripplecli.cues import canonical_name, unique
 from ripplecli.model import MemoryDraft, Window, WindowTurn
-from ripplecli.runtime.llm import CallLog, count_tokens, prompt_budget, prompt_tokens, structured, with_enum
+from ripplecli.runtime.llm import (
+    CallLog,
+    count_tokens,
+    failure_row,
+    prompt_budget,
+    prompt_tokens,
+    structured,
+    with_enum,
+)
 
 TURNS_PER_CALL = 6
 CONTEXT_TURNS = 2
@@ -231,15 +239,14 @@ class LLMExtractor:
     def _extract_chunk(self, chunk: Chunk) -> list[MemoryDraft] | None:
         """Drafts from the model, or None (and a recorded failure) when its output stays invalid."""
         if chunk.cut:
-            self.failures.append(_row("extract:trim", chunk.location, chunk.cut, None))
+            self.failures.append(failure_row("extract:trim", chunk.location, chunk.cut))
         allowed = [t.turn.turn_id for t in chunk.fresh]
         schema = with_enum(ExtractionOut.model_json_schema(), SOURCE_TURN_ITEMS, allowed)
         out, failure = structured(
             self.llm, self.messages(chunk), ExtractionOut, "extract", self.log, {"turns": set(allowed)}, schema=schema
         )
         if failure is not None or out is None:
-            error = failure.error if failure else "no output"
-            self.failures.append(_row("extract", chunk.location, error, failure.raw_output if failure else None))
+            self.failures.append(failure_row("extract", chunk.location, failure))
             return None
         return [self._draft(m, chunk) for m in out.memories]
 
@@ -302,8 +309,3 @@ def _order(window: Window, draft: MemoryDraft) -> int:
     """Position of a draft's first source turn in its window, so memories keep conversation order."""
     positions = {t.turn.turn_id: i for i, t in enumerate(window.turns)}
     return positions.get(draft.source_turns[0], len(positions))
-
-
-def _row(stage: str, location: str, error: str, raw: str | None) -> dict[str, Any]:
-    """A row of the store's `failures` table (run_id is added by the ingest)."""
-    return {"stage": stage, "location": location, "error": error, "raw_output": raw}

@@ -169,7 +169,7 @@ class LLMQuerier:
 
     def queries(self, memory: MemoryView, focus: list[str]) -> list[AntecedentQuery]:
         """The model's queries, or the rules' when it fails twice."""
-        from ripplecli.runtime.llm import structured
+        from ripplecli.runtime.llm import failure_row, structured
 
         messages = [
             {"role": "system", "content": SYSTEM},
@@ -177,14 +177,7 @@ class LLMQuerier:
         ]
         out, failure = structured(self.llm, messages, _query_model(), "cable:query", self.log)
         if out is None:
-            self.failures.append(
-                {
-                    "stage": "cable:query",
-                    "location": f"m{memory.memory_id}",
-                    "error": failure.error if failure else "no output",
-                    "raw_output": failure.raw_output if failure else None,
-                }
-            )
+            self.failures.append(failure_row("cable:query", f"m{memory.memory_id}", failure))
             return self.rules.queries(memory, focus)
         made = [AntecedentQuery(q.text.strip(), q.relation) for q in out.queries if q.text.strip()]
         return made[:MAX_QUERIES] or self.rules.queries(memory, focus)

@@ -128,7 +128,7 @@ class LLMVerifier:
         """Model verdicts for the older, same-person candidates; the rest are rejected without a call."""
         if not candidates:
             return []
-        from ripplecli.runtime.llm import structured
+        from ripplecli.runtime.llm import failure_row, structured
 
         lines = [f"{i}. {c.memory.restatement!r}" for i, c in enumerate(candidates, start=1)]
         messages = [
@@ -140,14 +140,7 @@ class LLMVerifier:
         ]
         out, failure = structured(self.llm, messages, _verdict_model(), "cable:verify", self.log)
         if out is None:
-            self.failures.append(
-                {
-                    "stage": "cable:verify",
-                    "location": f"m{memory.memory_id}",
-                    "error": failure.error if failure else "no output",
-                    "raw_output": failure.raw_output if failure else None,
-                }
-            )
+            self.failures.append(failure_row("cable:verify", f"m{memory.memory_id}", failure))
             return self.rules.verify(memory, candidates, speakers)
         said = {v.number: v for v in out.verdicts}
         return [self._one(memory, c, said.get(i), speakers) for i, c in enumerate(candidates, start=1)]

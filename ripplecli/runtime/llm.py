@@ -63,6 +63,13 @@ class Failure:
     attempts: int = 0
 
 
+def failure_row(stage: str, location: str, failure: Failure | str | None, raw_output: str | None = None) -> dict:
+    """A row of the store's `failures` table (the ingest adds run_id): what gave up, where, and what it said."""
+    if isinstance(failure, Failure):
+        return {"stage": stage, "location": location, "error": failure.error, "raw_output": failure.raw_output}
+    return {"stage": stage, "location": location, "error": failure or "no output", "raw_output": raw_output}
+
+
 @dataclass
 class CallLog:
     """Every call a component made, for the trace (`llm_calls`) and the ingest report."""
