@@ -124,12 +124,14 @@ class Memory(OwnYourData):
         extractor: str | None = None,
         progress: Progress | None = None,
         links: str | None = None,
+        conversations: Sequence[Conversation] | None = None,
     ) -> IngestReport:
-        """Ingest a chat file; a bad file raises InputError and writes nothing."""
+        """Ingest a chat file (or its already parsed `conversations`); a bad file raises InputError, writes nothing."""
         from ripplecli.formats import read_conversations
 
         path = Path(path)
-        conversations = read_conversations(path, fmt)
+        if conversations is None:
+            conversations = read_conversations(path, fmt)
         return self.ingest_conversations(
             conversations,
             label=str(path),

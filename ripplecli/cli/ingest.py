@@ -62,7 +62,6 @@ def ingest(
 ) -> None:
     """Read chat histories into memories, cues and the memory graph. Re-ingesting a file is a no-op."""
     from ripplecli.formats import read_conversations
-    from ripplecli.ingest import file_hash
 
     parsed = [(path, read_conversations(path, fmt)) for path in files]  # every file checked before any write
     if not parsed:
@@ -83,14 +82,7 @@ def ingest(
                 bar.update(task, completed=done, total=total or None, rate=f"{rate:,.0f} turns/s")
 
             reports.append(
-                memory.ingest_conversations(
-                    conversations,
-                    label=str(path),
-                    content_hash=file_hash(path),
-                    extractor=extractor,
-                    progress=advance,
-                    links=links,
-                )
+                memory.ingest(path, conversations=conversations, extractor=extractor, progress=advance, links=links)
             )
     if as_json:
         print_json([r.__dict__ for r in reports])
