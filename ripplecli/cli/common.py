@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from ripplecli.errors import RippleError
 
@@ -43,6 +44,16 @@ def user_errors(command: F) -> F:
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def facts_table(title: str, rows: list[tuple[str, Any]]) -> Table:
+    """A two-column what / value table without a header, the shape of every summary ripple prints."""
+    table = Table(title=title, show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    for what, value in rows:
+        table.add_row(what, str(value))
+    return table
 
 
 def print_json(data: Any) -> None:

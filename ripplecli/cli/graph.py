@@ -5,7 +5,15 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.common import (
+    JsonOption,
+    StoreOption,
+    console,
+    facts_table,
+    open_memory,
+    print_json,
+    user_errors,
+)
 
 graph_app = typer.Typer(help="Inspect the memory graph.", no_args_is_help=True)
 
@@ -22,9 +30,6 @@ def _human_bytes(size: int) -> str:
 
 def _overview(stats: dict) -> Table:
     """Store-level counts."""
-    table = Table(title=f"store {stats['store']}", show_header=False)
-    table.add_column("what")
-    table.add_column("value", justify="right")
     rows = [
         ("memories", stats["memories"]),
         ("sources (turns)", stats["sources"]),
@@ -36,9 +41,7 @@ def _overview(stats: dict) -> Table:
         ("on disk", _human_bytes(stats["bytes_on_disk"])),
         ("encoder", f"{stats['encoder']['name']} ({stats['encoder']['dim']}-d)"),
     ]
-    for what, value in rows:
-        table.add_row(what, str(value))
-    return table
+    return facts_table(f"store {stats['store']}", rows)
 
 
 def _channels(stats: dict) -> Table:
@@ -65,9 +68,6 @@ def _histogram(stats: dict) -> Table:
 
 def _antecedent(channel: str, row: dict) -> Table:
     """CABLE links: how many, how spread, and whether they reach beyond direct similarity."""
-    table = Table(title=f"{channel} links (CABLE)", show_header=False)
-    table.add_column("what")
-    table.add_column("value", justify="right")
     rows = [
         ("edges (older → newer)", row["edges"]),
         (
@@ -82,9 +82,7 @@ def _antecedent(channel: str, row: dict) -> Table:
         ("source not in target's top-15 older", f"{row['share_outside_dst_top']:.1%}"),
         ("neither in the other's top-15", f"{row['share_outside_both_tops']:.1%}"),
     ]
-    for what, value in rows:
-        table.add_row(what, str(value))
-    return table
+    return facts_table(f"{channel} links (CABLE)", rows)
 
 
 @graph_app.command("stats")

@@ -8,7 +8,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.common import (
+    JsonOption,
+    StoreOption,
+    console,
+    facts_table,
+    open_memory,
+    print_json,
+    user_errors,
+)
 from ripplecli.cli.models import ModelOption
 
 link_app = typer.Typer(help="Build extra links between memories.", no_args_is_help=True)
@@ -28,9 +36,6 @@ def _progress_bar() -> Progress:
 
 def _summary(report) -> Table:
     """What the run did."""
-    table = Table(title="CABLE links", show_header=False)
-    table.add_column("what")
-    table.add_column("value", justify="right")
     rows = [
         ("memories processed", report.memories),
         ("skipped (low information)", report.skipped),
@@ -39,9 +44,7 @@ def _summary(report) -> Table:
         ("model fallbacks", report.failures),
         ("seconds", f"{report.seconds:.2f}"),
     ]
-    for what, value in rows:
-        table.add_row(what, str(value))
-    return table
+    return facts_table("CABLE links", rows)
 
 
 @link_app.command("cable")
