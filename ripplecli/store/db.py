@@ -249,10 +249,7 @@ class Store:
             stale = saved.get("count") != count or saved.get("version") != self.version("vectors")
             if stale and (count or saved):
                 log.warning("vector index is stale (%s); rebuilding it from %d stored vectors", saved, count)
-                ids, vectors = self.all_vectors()
-                index.rebuild(ids, vectors)
-                if not self.read_only:
-                    index.save(self.version("vectors"))
+                self._fill_from_table(index)
             self._vectors = index
         return self._vectors
 
@@ -260,10 +257,14 @@ class Store:
         """Rebuild the hnswlib index from the vectors table and save it: no deleted slot (or its bytes) survives."""
         from ripplecli.store.vectors import HnswIndex
 
-        index = HnswIndex(self.path / VECTOR_FILE, int(self.get_meta("encoder_dim", 384)))
+        self._vectors = HnswIndex(self.path / VECTOR_FILE, int(self.get_meta("encoder_dim", 384)))
+        self._fill_from_table(self._vectors)
+
+    def _fill_from_table(self, index: Any) -> None:
+        """Rebuild `index` from the vectors table, the source of truth, and save it when the store is writable."""
         index.rebuild(*self.all_vectors())
-        index.save(self.version("vectors"))
-        self._vectors = index
+        if not self.read_only:
+            index.save(self.version("vectors"))
 
     def save_vector_index(self) -> None:
         """Persist the in-memory vector index after a commit (atomic: temp file + rename)."""
