@@ -242,3 +242,15 @@ def held_store(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.fixture
+def fake_memory(tmp_path: Path, fake_settings, monkeypatch: pytest.MonkeyPatch):
+    """A new store with the fake encoder and extractor (no model, no spaCy), closed after the test."""
+    from ripplecli.api import Memory
+
+    use_fake_extractor(monkeypatch)
+    memory = Memory(tmp_path / "store")
+    memory.configure(fake_settings)
+    yield memory
+    memory.close()

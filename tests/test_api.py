@@ -16,13 +16,9 @@ DAY = datetime(2026, 4, 23, 19, 30)
 
 
 @pytest.fixture
-def memory(tmp_path: Path, fake_settings, monkeypatch: pytest.MonkeyPatch) -> Memory:
-    """A new store with the fake encoder and extractor."""
-    use_fake_extractor(monkeypatch)
-    opened = Memory(tmp_path / "store")
-    opened.configure(fake_settings)
-    yield opened
-    opened.close()
+def memory(fake_memory: Memory) -> Memory:
+    """A new store with the fake encoder and extractor (conftest's fake_memory)."""
+    return fake_memory
 
 
 def sources(memory: Memory, conversation: str) -> list[tuple]:

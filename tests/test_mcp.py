@@ -54,16 +54,6 @@ def session_with(memory: Memory, script: Callable[[Any], Any]) -> Any:
     return asyncio.run(main())
 
 
-@pytest.fixture
-def fake_memory(tmp_path: Path, fake_settings, monkeypatch: pytest.MonkeyPatch) -> Memory:
-    """A new store with the fake encoder and extractor (no model, no spaCy)."""
-    use_fake_extractor(monkeypatch)
-    memory = Memory(tmp_path / "store")
-    memory.configure(fake_settings)
-    yield memory
-    memory.close()
-
-
 def test_tools_are_listed_with_when_to_use_them(fake_memory: Memory) -> None:
     async def script(client: Any) -> Any:
         return (await client.list_tools()).tools
