@@ -122,6 +122,19 @@ def test_spreading_activation_follows_shared_cues_and_skips_evidence(tmp_path: P
     assert "harbor grill" in next(a for a in found if a.memory_id == 2).via_cues
 
 
+def test_local_graph_stays_within_the_node_budget_nearest_the_anchors(monkeypatch) -> None:
+    """In a large store a cue held by thousands of memories spreads only to those nearest the anchors."""
+    index = RecallIndex(version=1, texts={m: "" for m in range(1, 5001)})
+    for m in range(1, 5001):
+        for cue in ("garden", f"rare{m // 3}"):
+            index.concepts_of[m].add(cue)
+            index.holders[cue].append(m)
+    monkeypatch.setattr(activation, "NODE_BUDGET", 300)
+    graph = activation.local_graph(index, {"garden"}, {2500}, max_df=0.05)
+    assert len(graph.memory_cues) <= 300
+    assert all(abs(m - 2500) <= 200 for m in graph.memory_cues)  # the nearest holders, not the first ids
+
+
 # --- assembly --------------------------------------------------------------------------------------
 def test_activation_ranking_reorders_seeds() -> None:
     base = list(range(1, 21))

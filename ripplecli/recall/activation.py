@@ -7,6 +7,7 @@ and contiguity neighbours), never on the whole store, so its cost does not grow 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,7 @@ class CueGraph:
 
 
 HOLDER_CAP = 400  # keeps activation local in a large store: a cue spreads to at most this many memories
+NODE_BUDGET = 2000  # memories in the local graph; a whole dev conversation (≤ 700) never reaches it
 
 
 def informative_cues(index: RecallIndex, cues: set[str], max_df: float) -> set[str]:
@@ -42,25 +44,39 @@ def informative_cues(index: RecallIndex, cues: set[str], max_df: float) -> set[s
     return {cue for cue in cues if 0 < index.cue_frequency(cue) <= limit}
 
 
-def _holders_of(index: RecallIndex, cues: set[str], near: set[int]) -> dict[int, set[str]]:
-    """Memories holding any of the cues; a very common cue keeps only the holders nearest the anchors in time."""
+def nearest_holders(holders: list[int], near: set[int], cap: int) -> list[int]:
+    """At most `cap` holders, nearest the anchors by id (ids follow ingest order: same chat, nearby in time)."""
+    if len(holders) <= cap:
+        return holders
+    ids = np.asarray(holders, dtype=np.int64)
+    distance = np.min(np.abs(ids[:, None] - np.fromiter(near, np.int64)[None, :]), axis=1) if near else -ids
+    return ids[np.argsort(distance, kind="stable")[:cap]].tolist()
+
+
+def _holders_of(
+    index: RecallIndex, cues: list[str], near: set[int], room: int, taken: Set[int] = frozenset()
+) -> dict[int, set[str]]:
+    """Memories holding the cues, in the given cue order, adding at most `room` memories not already `taken`."""
     found: dict[int, set[str]] = defaultdict(set)
+    added = 0
     for cue in cues:
-        holders = index.holders.get(cue, ())
-        if len(holders) > HOLDER_CAP:  # ids follow ingest order: the nearest ids are the same chat, nearby in time
-            holders = sorted(holders, key=lambda m: min((abs(m - a) for a in near), default=-m))[:HOLDER_CAP]
-        for mid in holders:
-            found[mid].add(cue)
+        for mid in nearest_holders(index.holders.get(cue, []), near, HOLDER_CAP):
+            if mid in found or mid in taken:
+                found[mid].add(cue)
+            elif added < room:
+                found[mid].add(cue)
+                added += 1
     return found
 
 
 def local_graph(index: RecallIndex, restart_cues: set[str], anchors: set[int], max_df: float) -> CueGraph:
-    """Two bipartite steps out from the restart set, with informative cues only."""
-    seeds = _holders_of(index, restart_cues, anchors)  # the question's own cues spread even when common
+    """Two bipartite steps out from the restart set, with informative cues only, within the node budget."""
+    seeds = _holders_of(index, sorted(restart_cues), anchors, NODE_BUDGET)  # the question's own cues, even common
     first = set(seeds) | anchors
     around = {mid: index.concepts_of.get(mid, set()) for mid in first}
     keep = informative_cues(index, set().union(*around.values()) if around else set(), max_df)
-    second = _holders_of(index, keep, anchors)
+    rarest_first = sorted(keep, key=lambda cue: (index.cue_frequency(cue), cue))
+    second = _holders_of(index, rarest_first, anchors, NODE_BUDGET - len(first), taken=first)
     memory_cues: dict[int, set[str]] = defaultdict(set)
     for mapping in (seeds, second):
         for mid, cues in mapping.items():
