@@ -334,8 +334,9 @@ def trajectory(result: RecallResult) -> dict[str, Any]:
         "rounds": [_round_brief(record) for record in trace.get("rounds", [])],
         "found_by": found_by(result),
     }
-    if "note" in trace:
-        brief["note"] = trace["note"]
+    for key in ("focus", "note"):
+        if key in trace:
+            brief[key] = trace[key]
     return brief
 
 

@@ -12,7 +12,15 @@ from rich.console import Console
 
 from ripplecli.errors import InputError
 from ripplecli.recall import activation
-from ripplecli.recall.assembly import PROTECTED_HEAD, merge_support, rerank, seed_ranking
+from ripplecli.recall.assembly import (
+    FOCUS_HEAD,
+    PROTECTED_HEAD,
+    focus_speaker,
+    merge_support,
+    rerank,
+    seed_ranking,
+    speaker_first,
+)
 from ripplecli.recall.diffusion import Support, diffuse, reachable
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.pipeline import RecallParams, validate
@@ -141,6 +149,20 @@ def test_activation_ranking_reorders_seeds() -> None:
     assert rerank(base, [(12, 0.9), (15, 0.5)])[:3] == [12, 15, 1]  # seeds the activation also reaches rise
 
 
+def test_focus_needs_exactly_one_speaker_of_the_chat() -> None:
+    speakers = {"alex", "sam"}
+    assert focus_speaker(["sam", "maya"], speakers) == "sam"  # Maya is talked about, not a speaker
+    assert focus_speaker(["alex", "sam"], speakers) is None  # a question about both focuses on neither
+    assert focus_speaker(["maya"], speakers) is None
+
+
+def test_speaker_first_keeps_the_head_and_each_side_in_order() -> None:
+    speaker_of = {m: "sam" if m % 2 else "alex" for m in range(1, 11)}
+    ranked = speaker_first(list(range(1, 11)), speaker_of, "sam")
+    assert ranked[:FOCUS_HEAD] == [1, 2, 3]
+    assert ranked[FOCUS_HEAD:] == [5, 7, 9, 4, 6, 8, 10]
+
+
 def test_seed_ranking_puts_the_union_first() -> None:
     dense = ViewHits("dense", [(m, 1.0) for m in range(1, 21)])
     lexical = ViewHits("lexical", [(m, 1.0) for m in range(30, 40)])
@@ -244,6 +266,7 @@ def test_trace_renders_every_section_at_a_fixed_width() -> None:
                 },
             }
         ],
+        "focus": {"speaker": "alex", "after": 3},
     }
     result = RecallResult(
         "Should Alex take Maya to Harbor Grill?",
@@ -265,6 +288,7 @@ def test_trace_renders_every_section_at_a_fixed_width() -> None:
         "activation",
         "m7 → m9",
         "via cues: harbor grill",
+        "what alex said comes first",
         "evidence (2)",
         "D1:3 2026-04-23",
         "answer (extractive)",
@@ -317,6 +341,9 @@ def test_ask_json_document(dinner_store: Path) -> None:
     assert doc["answer"]["citations"] and set(doc["answer"]["citations"]) <= {e["memory_id"] for e in doc["evidence"]}
     planner = doc["trace"]["rounds"][0]["planner"]
     assert planner["decision"] == "continue" and 1 <= len(planner["anchors"]) <= 3
+    assert doc["trace"]["focus"] == {"speaker": "alex", "after": 3}  # Alex is the one speaker the question names
+    by_alex = [all(s["speaker"] == "Alex" for s in e["sources"]) for e in doc["evidence"][3:]]
+    assert by_alex == sorted(by_alex, reverse=True)  # below the head, Alex's own turns come first
 
 
 @pytest.mark.slow

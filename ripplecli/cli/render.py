@@ -107,6 +107,9 @@ def trace_tree(result: RecallResult) -> Tree:
         tree.add(f"[yellow]{escape(trace['note'])}[/]")
     _seeds(tree, trace.get("seeds", {}))
     _rounds(tree, trace.get("rounds", []))
+    if trace.get("focus"):
+        focus = trace["focus"]
+        tree.add(f"[bold]focus[/] · after the top {focus['after']}, what {escape(focus['speaker'])} said comes first")
     for channel, rows in (trace.get("support") or {}).items():
         branch = tree.add(f"[bold]support[/] · {channel} ({len(rows)})")
         for row in rows:

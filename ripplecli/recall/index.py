@@ -26,6 +26,7 @@ class RecallIndex:
     neighbours: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
     grounded_times: list[tuple[int, datetime, datetime]] = field(default_factory=list)
     speakers: set[str] = field(default_factory=set)
+    speaker_of: dict[int, str] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -56,6 +57,11 @@ class RecallIndex:
         ).fetchall()
         rows = con.execute("SELECT DISTINCT unnest(speakers) FROM conversations").fetchall()
         index.speakers = {canonical_name(r[0]) for r in rows}
+        first_speaker = (
+            "SELECT p.memory_id, arg_min(s.speaker, s.position) FROM provenance p "
+            "JOIN sources s USING (source_id) GROUP BY p.memory_id"
+        )
+        index.speaker_of = {mid: canonical_name(name) for mid, name in con.execute(first_speaker).fetchall()}
         return index
 
     def cue_frequency(self, cue: str) -> int:

@@ -14,13 +14,16 @@ from ripplecli.errors import InputError
 from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
 from ripplecli.recall.assembly import (
+    FOCUS_HEAD,
     SEED_DEPTH,
     SEED_POOL,
+    focus_speaker,
     fuse_views,
     merge_support,
     rerank,
     rho_order,
     seed_ranking,
+    speaker_first,
 )
 from ripplecli.recall.diffusion import Support, diffuse
 from ripplecli.recall.index import RecallIndex
@@ -43,6 +46,7 @@ class Mode:
     growth: str = "none"  # none | locality | expand | ripple | paper | ripple+cable | ripple+cable-nosub
     order: str = "fusion"  # fusion | rho
     host: str = "none"  # none | antecedent: CABLE picks replace the lowest-ranked results (recall/cable.py)
+    focus: bool = False  # the speaker the question is about first (assembly.speaker_first)
 
 
 MODES: dict[str, Mode] = {
@@ -51,12 +55,12 @@ MODES: dict[str, Mode] = {
     "seeds": Mode(),
     "seeds+contiguity": Mode(growth="locality"),
     "expand": Mode(growth="expand"),
-    "ripple": Mode(growth="ripple"),
+    "ripple": Mode(growth="ripple", focus=True),
     "ripple-paper": Mode(growth="paper", order="rho"),
     "dense+cable": Mode(views=("dense",), host="antecedent"),
     "seeds+cable": Mode(host="antecedent"),
-    "ripple+cable": Mode(growth="ripple+cable"),
-    "ripple+cable-nosub": Mode(growth="ripple+cable-nosub"),
+    "ripple+cable": Mode(growth="ripple+cable", focus=True),
+    "ripple+cable-nosub": Mode(growth="ripple+cable-nosub", focus=True),
 }
 
 
@@ -115,6 +119,8 @@ class Recaller:
         seeds = base[:SEED_POOL]
         growth = GROWTH[mode.growth](self, cues, seeds, fused, vector, params, trace)
         ranked = self._order(mode, base, fused, growth, vector)
+        if mode.focus:
+            ranked = self._focus(cues, ranked, trace)
         if mode.host != "none":
             ranked = _host_links(self, mode, ranked, vector, params, growth, trace)
         evidence = self._evidence(ranked[: params.k], growth.support, views)
@@ -140,6 +146,15 @@ class Recaller:
         if growth.centrality:
             base = rerank(base, growth.centrality)
         return merge_support(base, growth.support) if growth.support else base
+
+    def _focus(self, cues: QueryCues, ranked: list[int], trace: dict[str, Any]) -> list[int]:
+        """A question about one speaker of the chat wants what that speaker said."""
+        index = self.index()
+        speaker = focus_speaker(cues.persons, index.speakers)
+        if speaker is None:
+            return ranked
+        trace["focus"] = {"speaker": speaker, "after": FOCUS_HEAD}
+        return speaker_first(ranked, index.speaker_of, speaker)
 
     def _evidence(self, ids: list[int], growth: list[Support], views: list[ViewHits]) -> list[Evidence]:
         """Evidence objects with restatement, sources and every way each memory was found."""
