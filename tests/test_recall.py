@@ -25,7 +25,7 @@ from ripplecli.recall.diffusion import Support, diffuse, reachable
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.pipeline import RecallParams, validate
 from ripplecli.recall.planner import Candidate, RulesPlanner
-from ripplecli.recall.query import QueryCues, time_range
+from ripplecli.recall.query import QueryCues, answer_kind, time_range
 from ripplecli.recall.views import ViewHits, rrf
 from ripplecli.store.db import Store
 from ripplecli.trace import Evidence, RecallResult, SourceRef
@@ -192,6 +192,32 @@ def test_support_enters_below_the_protected_head() -> None:
 def test_bad_recall_arguments_are_one_clear_error(question: str, params: RecallParams) -> None:
     with pytest.raises(InputError):
         validate(question, params)
+
+
+def test_answer_kind_names_place_questions_only() -> None:
+    assert answer_kind("Which cities has Jon visited?") == "place"
+    assert answer_kind("Where did Maya go last summer?") == "place"
+    assert answer_kind("What European countries has Maria been to?") == "place"
+    assert answer_kind("What did Jon eat for dinner?") is None
+
+
+def test_wanted_kind_adds_the_speakers_place_memories_beyond_the_seeds() -> None:
+    """A place question gets the best-fused memories that name a place, said by the speaker it is about."""
+    from types import SimpleNamespace
+
+    from ripplecli.recall.pipeline import Growth, _with_wanted_kind
+
+    index = RecallIndex(version=1, speakers={"jon", "gina"})
+    index.speaker_of = {m: "jon" if m < 8 else "gina" for m in range(1, 10)}
+    for mid in (2, 5, 6, 8):
+        index.locations_of[mid].add("rome")
+    recaller = SimpleNamespace(index=lambda: index)
+    cues = QueryCues("Which cities has Jon visited?", persons=["jon"], wants="place")
+    fused = {m: 1.0 / m for m in range(1, 10)}
+    trace: dict = {}
+    growth = _with_wanted_kind(recaller, cues, [1, 2], fused, Growth(), trace)
+    assert [s.memory_id for s in growth.support] == [5, 6]  # 2 is a seed already; 8 is Gina's
+    assert [row["id"] for row in trace["support"]["wanted place"]] == [5, 6]
 
 
 def test_question_time_ranges() -> None:

@@ -65,7 +65,8 @@ def _rounds(tree: Tree, rounds: list[dict[str, Any]]) -> None:
         target = plan.get("target")
         if target:
             cue_text = ", ".join([*target["persons"], *target["locations"], *target["concepts"]])
-            node.add(f"missing-support target: “{escape(target['restatement'])}”  cues: {escape(cue_text)}")
+            wants = f"  wants: a {target['wants']}" if target.get("wants") else ""
+            node.add(f"missing-support target: “{escape(target['restatement'])}”  cues: {escape(cue_text)}{wants}")
         if plan.get("missing"):
             node.add(f"not yet covered: {escape(', '.join(plan['missing']))}")
         if record.get("stopped"):

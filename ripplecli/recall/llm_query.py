@@ -144,6 +144,7 @@ def merge(out: QueryOut, rules: QueryCues, index: RecallIndex, persons: set[str]
         locations=list(dict.fromkeys([*kept_locations, *rules.locations])),
         concepts=list(dict.fromkeys([*rules.concepts, *match_cues(restated, index.forms)])),
         time_range=_time(out.time_range, rules.time_range, problems),
+        wants=rules.wants,
     )
     return cues, problems
 

@@ -36,6 +36,11 @@ from ripplecli.trace import Evidence, RecallResult
 
 CENTRALITY_DEPTH = 60
 ACTIVATION_TOP = 10  # new memories taken from spreading activation (DESIGN §6)
+WANTED_TOP = 5  # memories of the wanted kind added as support (dev: 3, 5 and 10 measured the same)
+# How a memory shows it is of the kind a question wants (query.ANSWER_KINDS).
+WANTED_KINDS: dict[str, Callable[[RecallIndex, int], bool]] = {
+    "place": lambda index, mid: bool(index.locations_of.get(mid)),
+}
 
 
 @dataclass(frozen=True)
@@ -231,7 +236,27 @@ def grow_expand(recaller: Recaller, cues, seeds, fused, vector, params, trace) -
 
 def grow_ripple(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> Growth:
     """Planner-guided associative recall: spreading activation from the anchors and target cues."""
-    return _rounds(recaller, cues, seeds, fused, vector, params, trace, _ripple_round)
+    growth = _rounds(recaller, cues, seeds, fused, vector, params, trace, _ripple_round)
+    return _with_wanted_kind(recaller, cues, seeds, fused, growth, trace)
+
+
+def _with_wanted_kind(recaller: Recaller, cues: QueryCues, seeds, fused, growth: Growth, trace) -> Growth:
+    """A question that asks for a kind of memory (places) gets more of that kind, from other sessions too."""
+    if cues.wants is None:
+        return growth
+    index = recaller.index()
+    speaker = focus_speaker(cues.persons, index.speakers)
+    taken = set(seeds) | {s.memory_id for s in growth.support}
+    holds = WANTED_KINDS[cues.wants]
+    found = [
+        Support(m, cues.wants, score, [m])
+        for m, score in sorted(fused.items(), key=lambda pair: (-pair[1], pair[0]))
+        if m not in taken and holds(index, m) and speaker in (None, index.speaker_of.get(m))
+    ][:WANTED_TOP]
+    rows = [support_dict(s, index.texts.get(s.memory_id, "")) for s in found]
+    trace.setdefault("support", {})[f"wanted {cues.wants}"] = rows
+    growth.support += found
+    return growth
 
 
 def grow_paper(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> Growth:
@@ -254,7 +279,8 @@ def _grow_cable(recaller, cues, seeds, fused, vector, params, trace, channel: st
     """Ripple plus the antecedent channel (CABLE) diffused from the same anchors."""
     from ripplecli.recall.cable import with_antecedents
 
-    return _rounds(recaller, cues, seeds, fused, vector, params, trace, with_antecedents(_ripple_round, channel))
+    growth = _rounds(recaller, cues, seeds, fused, vector, params, trace, with_antecedents(_ripple_round, channel))
+    return _with_wanted_kind(recaller, cues, seeds, fused, growth, trace)
 
 
 def _host_links(recaller, mode: Mode, ranked: list[int], vector, params, growth: Growth, trace) -> list[int]:
