@@ -59,6 +59,7 @@ MODES: dict[str, Mode] = {
     "lexical": Mode(views=("lexical",)),
     "seeds": Mode(),
     "seeds+contiguity": Mode(growth="locality"),
+    "seeds+contiguity+focus": Mode(growth="locality", focus=True),  # the locality baseline with ripple's focus
     "expand": Mode(growth="expand"),
     "ripple": Mode(growth="ripple", focus=True),
     "ripple-paper": Mode(growth="paper", order="rho"),
