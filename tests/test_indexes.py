@@ -177,6 +177,22 @@ def test_bm25_save_load_round_trip(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["lexical"]
 
 
+def test_bm25_scores_read_from_disk_equal_bm25s_own(tmp_path):
+    """The query path sums the saved score matrix itself; it must score exactly as bm25s does."""
+    import numpy as np
+
+    from ripplecli.cues import content_tokens
+
+    index = Bm25Index.build([10, 11, 12, 13, 14], TEXTS)
+    index.save(tmp_path / "lexical", version=1)
+    loaded, _ = Bm25Index.load(tmp_path / "lexical")
+    for query in ("pottery classes", "guitar band band", "rainy week pottery"):
+        tokens = [t for t in content_tokens(query) if t in index._retriever.vocab_dict]
+        np.testing.assert_allclose(loaded._scores.score(tokens), index._retriever.get_scores(tokens), rtol=1e-6)
+    with pytest.raises(ValueError, match="already saved"):
+        loaded.save(tmp_path / "elsewhere", version=1)
+
+
 def test_bm25_load_missing_or_damaged(tmp_path):
     assert Bm25Index.load(tmp_path / "absent") == (None, None)
     damaged = tmp_path / "damaged"

@@ -350,6 +350,24 @@ def test_graph_reaches_evidence_that_seeds_miss(dinner_store: Path) -> None:
 
 
 @pytest.mark.slow
+def test_query_path_loads_no_heavy_library(dinner_store: Path) -> None:
+    """After the one-time ONNX export, an ask needs numpy, duckdb, hnswlib and onnxruntime: no torch, spaCy, bm25s
+    or scipy (each costs 0.1-5 s of a cold `ripple ask`)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from pathlib import Path; from ripplecli import Memory; "
+        f"m = Memory(Path({str(dinner_store)!r}), read_only=True); "
+        "m.recall('Should Alex take Maya to Harbor Grill?', answer='none'); "
+        "print(sorted(n for n in ('torch', 'spacy', 'sentence_transformers', 'bm25s', 'scipy') if n in sys.modules))"
+    )
+    run = lambda: subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)  # noqa: E731
+    run()  # the first ask in this test's cache may export the encoder (torch), once
+    assert run().stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.slow
 def test_ask_json_document(dinner_store: Path) -> None:
     from typer.testing import CliRunner
 

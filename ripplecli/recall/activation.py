@@ -11,7 +11,6 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
 
 from ripplecli.recall.index import RecallIndex
 
@@ -108,11 +107,9 @@ def personalised_pagerank(
     pairs = [(position[m], cue_position[c]) for m, cs in graph.memory_cues.items() for c in cs]
     pairs += [(position[a], position[b]) for a, b in graph.contiguity]
     ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    rows = np.concatenate([ends[:, 0], ends[:, 1]])
-    cols = np.concatenate([ends[:, 1], ends[:, 0]])
-    adjacency = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
-    out_degree = np.asarray(adjacency.sum(axis=1)).ravel()
-    spread_matrix = (sparse.diags(1.0 / np.maximum(out_degree, 1.0)) @ adjacency).T.tocsr()
+    sources = np.concatenate([ends[:, 0], ends[:, 1]])  # undirected: each link spreads both ways
+    targets = np.concatenate([ends[:, 1], ends[:, 0]])
+    out_degree = np.maximum(np.bincount(sources, minlength=n), 1).astype(float)
     start = np.zeros(n)
     for cue, weight in restart_cues.items():
         if cue in cue_position:
@@ -124,8 +121,9 @@ def personalised_pagerank(
         return [], np.zeros(0)
     start /= start.sum()
     rank = start.copy()
-    for _ in range(iterations):
-        rank = (1 - damping) * start + damping * (spread_matrix @ rank)
+    for _ in range(iterations):  # sparse power iteration without scipy, whose import costs ~0.15 s per cold ask
+        spread_mass = np.bincount(targets, weights=(rank / out_degree)[sources], minlength=n)
+        rank = (1 - damping) * start + damping * spread_mass
     return memories, rank[: len(memories)]
 
 
