@@ -40,11 +40,11 @@ def warm_up(conversation: Conversation) -> float:
     return time.perf_counter() - started
 
 
-def ingest_once(conversation: Conversation) -> tuple[float, IngestReport, list[str], Encoder]:
+def ingest_once(conversation: Conversation, links: str | None) -> tuple[float, IngestReport, list[str], Encoder]:
     """Seconds to ingest one conversation into a fresh store, its report, and the restatements it wrote."""
     with tempfile.TemporaryDirectory() as folder, Memory(Path(folder) / "store") as memory:
         started = time.perf_counter()
-        report = memory.ingest_conversations([conversation], label=conversation.conversation_id)
+        report = memory.ingest_conversations([conversation], label=conversation.conversation_id, links=links)
         seconds = time.perf_counter() - started
         rows = memory.store.con.execute("SELECT restatement FROM memories ORDER BY memory_id").fetchall()
         encoder = memory.encoder
@@ -61,9 +61,9 @@ def encode_seconds(encoder: Encoder, texts: list[str], repeat: int) -> float:
     return statistics.median(times)
 
 
-def bench_conversation(conversation: Conversation, repeat: int) -> dict:
+def bench_conversation(conversation: Conversation, repeat: int, links: str | None = None) -> dict:
     """One row of the table: counts, median seconds, turns/s, pure-encoding time, peak RSS."""
-    runs = [ingest_once(conversation) for _ in range(repeat)]
+    runs = [ingest_once(conversation, links) for _ in range(repeat)]
     seconds = statistics.median(r[0] for r in runs)
     _, report, texts, encoder = runs[-1]
     encoding = encode_seconds(encoder, texts, repeat)
@@ -118,6 +118,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--cli", action="store_true", help="also time `ripple ingest` as a subprocess")
     parser.add_argument("--cli-conversation", default="conv-41", help="the conversation timed with --cli")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+    parser.add_argument("--links", default=None, help="also build links while ingesting, e.g. cable (CABLE cost)")
     return parser.parse_args()
 
 
@@ -133,7 +134,7 @@ def main() -> None:
     print(f"warm-up (encoder, spaCy, dateparser load + one session): {warm_up(conversations[0]):.2f} s")
     rows = []
     for conversation in conversations:
-        rows.append(bench_conversation(conversation, args.repeat))
+        rows.append(bench_conversation(conversation, args.repeat, args.links))
         print(f"  {conversation.conversation_id}: {rows[-1]['seconds']:.2f} s", flush=True)
     print_table(rows)
     cli = cli_seconds(args.data, args.cli_conversation, args.repeat) if args.cli else None

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Protocol
 from ripplecli.cues import content_tokens
 
 MAX_QUERIES = 3
+CAPTION = re.compile(r"\[image:[^\]]*\]")  # an image caption inside a turn
 MIN_CONTENT_TOKENS = 4  # fewer content words than this is small talk ("Thanks, that means a lot!")
 GENERIC_CUES = frozenset("photo pic picture photography image thing stuff chat today week year people".split())
 LOW_INFO = re.compile(
@@ -91,6 +92,17 @@ def low_information(memory: MemoryView, speakers: set[str]) -> bool:
     if not statements:
         return True
     return bool(LOW_INFO.match(body)) and len(words) < 2 * MIN_CONTENT_TOKENS
+
+
+def about_self(memory: MemoryView) -> bool:
+    """Some statement names its speaker (restatements turn "I" into the name): a reply only about the other person
+    has no antecedent of its speaker's own."""  # dev: same-question share of candidate pairs 0.39 % -> 0.50 %
+    if not memory.speaker:
+        return True
+    name = re.compile(rf"\b{re.escape(memory.speaker)}\b")
+    body = CAPTION.sub("", memory.body)
+    statements = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip() and not s.strip().endswith("?")]
+    return any(name.search(s) for s in statements)
 
 
 def memory_type(memory: MemoryView) -> str:

@@ -19,9 +19,16 @@ from typing import Any
 import numpy as np
 
 from ripplecli.cues import canonical_name
-from ripplecli.graph.antecedents import QUERIERS, AntecedentQuery, MemoryView, focus_cues, low_information
+from ripplecli.graph.antecedents import (
+    QUERIERS,
+    AntecedentQuery,
+    MemoryView,
+    about_self,
+    focus_cues,
+    low_information,
+)
 from ripplecli.graph.edges import Edge
-from ripplecli.graph.verifiers import VERIFIERS, Candidate, RulesVerifier
+from ripplecli.graph.verifiers import VERIFIERS, Candidate, RulesVerifier, concept_words, rare_shared
 from ripplecli.store.db import Store
 
 CHANNELS = {True: "antecedent", False: "antecedent-nosub"}  # the ablation lives beside the real links
@@ -29,6 +36,7 @@ LINKS: dict[str, dict[str, Any]] = {  # `--links NAME`: which querier and verifi
     "cable": {"querier": "rules", "verifier": "rules"},
     "cable-llm": {"querier": "llm", "verifier": "llm"},
 }
+RARE_MIN = 3  # a concept held by this many memories still counts as rare in a small store
 EXACT_LIMIT = 256  # neighbours fetched in one batched ANN call before filtering to older memories
 BACKFILL_BATCH = 100
 
@@ -42,10 +50,14 @@ class CableParams:
     top: int = 15  # |B| and |H| per query
     cap: int = 3  # in-degree cap per memory
     subtract: bool = True  # candidates H \\ B (False: H, the ablation)
-    margin: float = 0.25  # rules verifier: cos(q, candidate) - cos(q, memory) (dev: see README, CABLE)
-    floor: float = 0.65  # rules verifier: cos(q, candidate)
+    margin: float = 0.0  # rules verifier: cos(q, candidate) - cos(q, memory); dev: larger margins kept fewer
+    # same-question pairs, not more (0.25 kept none of 32), so the query must fit the candidate at least as well
+    floor: float = 0.55  # rules verifier: cos(q, candidate); dev: same-question share 3.2 % -> 3.8 % above it
+    rare_share: float = 0.05  # rules verifier: a shared concept held by ≤ 5 % of the memories (dev: ~30 of 600
+    # memories; same-question share of candidate pairs 0.4 % without the rule, 2.8 % with it)
     querier: str = "rules"
     verifier: str = "rules"
+    rules: int = 2  # version of the rules above: links built by older rules are redone (see `pending`)
 
     @property
     def channel(self) -> str:
@@ -132,7 +144,7 @@ class CableLinker:
         frequency = cue_frequency(self.store, {c for v in views for c in v.cues})
         asked: dict[int, list[AntecedentQuery]] = {}
         for view in views:
-            if low_information(view, speakers):
+            if low_information(view, speakers) or not about_self(view):  # nothing of its speaker's to explain
                 report.skipped += 1
                 continue
             made = self.querier.queries(view, focus_cues(view, frequency, speakers))
@@ -140,11 +152,18 @@ class CableLinker:
                 asked[view.memory_id] = made
         report.memories += len(views)
         found = self._search(views, asked)
+        rarity = self._rarity(views, speakers)
         edges = []
         for view in views:
             if view.memory_id in asked:
-                edges += self._verified(view, asked[view.memory_id], found, speakers, report)
+                edges += self._verified(view, asked[view.memory_id], found, speakers, rarity, report)
         return edges
+
+    def _rarity(self, views: list[MemoryView], speakers: set[str]) -> tuple[dict[str, int], int]:
+        """How many memories hold each concept word of the batch, and the most a rare one may have."""
+        words = {w for v in views for w in concept_words(v, speakers)}
+        limit = max(RARE_MIN, int(self.params.rare_share * self.store.count("memories")))
+        return concept_frequency(self.store, words), limit
 
     def _search(self, views: list[MemoryView], asked: dict[int, list[AntecedentQuery]]) -> dict[str, Any]:
         """Own and query vectors, and the top older memories of each, from the ANN index."""
@@ -166,7 +185,7 @@ class CableLinker:
             "vectors": {mid: own[i] for i, mid in enumerate(ids)},
         }
 
-    def _verified(self, view, queries, found, speakers, report) -> list[tuple[Edge, dict[str, Any]]]:
+    def _verified(self, view, queries, found, speakers, rarity, report) -> list[tuple[Edge, dict[str, Any]]]:
         """Candidates H \\ B with their best query, verified, strongest `cap` kept."""
         mid = view.memory_id
         direct = {m for m, _ in found["own"][mid]} if self.params.subtract else set()
@@ -182,7 +201,11 @@ class CableLinker:
             return []
         others = {v.memory_id: v for v in load_views(self.store, sorted(best))}
         usable = [o for o in sorted(best) if o in others and not low_information(others[o], speakers)]
-        candidates = [Candidate(others[o], *best[o]) for o in usable]  # small talk explains nothing either
+        frequency, limit = rarity
+        candidates = [  # small talk explains nothing either
+            Candidate(others[o], *best[o], rare_shared(view, others[o], best[o][0], frequency, limit, speakers))
+            for o in usable
+        ]
         report.candidates += len(candidates)
         verdicts = self.verifier.verify(view, candidates, speakers)
         accepted = sorted(
@@ -317,6 +340,19 @@ def cue_frequency(store: Store, cues: set[str]) -> dict[str, int]:
         "SELECT cue, count(*) FROM memory_cues WHERE cue IN (SELECT unnest($1)) GROUP BY cue", [sorted(cues)]
     ).fetchall()
     return {cue: int(n) for cue, n in rows}
+
+
+def concept_frequency(store: Store, words: set[str]) -> dict[str, int]:
+    """How many memories' texts contain each word (as a substring: "new" counts "news" too, so rare is strict).
+
+    Counted in the text, not in the cues: a word rare among cues ("new" of "new website") is common in speech."""
+    if not words:
+        return {}
+    rows = store.con.execute(
+        "SELECT w, (SELECT count(*) FROM memories WHERE contains(lower(restatement), w)) FROM unnest($1) AS t(w)",
+        [sorted(words)],
+    ).fetchall()
+    return {word: int(n) for word, n in rows}
 
 
 # --- figures for `ripple graph stats` ----------------------------------------------------------------

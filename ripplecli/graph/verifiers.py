@@ -1,10 +1,12 @@
 """CABLE step 3: accept a candidate only if it supplies earlier context for the new memory.
 
-Rules (default): the candidate is older, it is about the same person (the same speaker, or a named person
-other than the chat's speakers appears in both: two people chatting share every turn, so that alone means
-nothing), and it answers the antecedent query clearly better than the memory itself does (a margin measured
-on the dev split, plus an absolute floor). The LLM verifier asks the local model for the relation and accepts
-only cause / motivation / enabling event / background / prior state; shared topic alone is rejected.
+Rules (default), every one required: the candidate is older and from the same conversation; it was said by
+the memory's speaker (the subject: on dev no pair across speakers was evidence for the same question); it
+states something of its own (not a reaction to the other person); the memory, the candidate and the query
+share a RARE concept (a word of both memories' concept cues, held by few memories of the store: the tie is
+a specific thing, not a topic); and the query fits the candidate at least as well as the memory itself plus
+a margin, above an absolute floor. The LLM verifier asks the local model for the relation and accepts only
+cause / motivation / enabling event / background / prior state; shared topic alone is rejected.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
-from ripplecli.graph.antecedents import AntecedentQuery, MemoryView
+from ripplecli.cues import content_tokens
+from ripplecli.graph.antecedents import CAPTION, GENERIC_CUES, AntecedentQuery, MemoryView, about_self
 
 ACCEPTED_RELATIONS = ("cause", "motivation", "enabling event", "background", "prior state")
 
@@ -25,6 +28,7 @@ class Candidate:
     query: AntecedentQuery
     query_match: float  # cos(query, candidate)
     own_match: float  # cos(query, the new memory)
+    rare: tuple[str, ...] = ()  # rare concept words shared by the memory, the candidate and the query
 
 
 @dataclass(frozen=True)
@@ -51,20 +55,36 @@ def older(candidate: MemoryView, memory: MemoryView) -> bool:
     return not (candidate.session_ts and memory.session_ts and candidate.session_ts > memory.session_ts)
 
 
-def shared_participant(candidate: MemoryView, memory: MemoryView, speakers: set[str]) -> str | None:
-    """The person both are about: the same speaker, or a named third person; None when only the chat is shared."""
-    if candidate.speaker and candidate.speaker == memory.speaker:
-        return candidate.speaker
-    common = (set(candidate.persons) & set(memory.persons)) - speakers
-    return min(common) if common else None
+def same_subject(candidate: MemoryView, memory: MemoryView) -> str | None:
+    """The memory's speaker when the candidate was said by them too (the subject both are about), else None."""
+    same = candidate.speaker and candidate.speaker == memory.speaker
+    return candidate.speaker if same and candidate.conversation_id == memory.conversation_id else None
+
+
+def concept_words(memory: MemoryView, speakers: set[str]) -> set[str]:
+    """Words of the memory's concept cues, without generic cues and the chat's speakers."""
+    return {w for cue in memory.cues if cue not in GENERIC_CUES for w in cue.split()} - speakers
+
+
+def rare_shared(memory: MemoryView, candidate: MemoryView, query: AntecedentQuery, frequency: dict[str, int],
+                limit: int, speakers: set[str]) -> tuple[str, ...]:  # fmt: skip
+    """Concept words both memories say (not only their image captions) that the query asks about, held by ≤ limit."""
+    common = concept_words(memory, speakers) & concept_words(candidate, speakers) & set(content_tokens(query.text))
+    said = set(content_tokens(spoken(memory))) & set(content_tokens(spoken(candidate)))
+    return tuple(sorted(w for w in common & said if 0 < frequency.get(w, 0) <= limit))
+
+
+def spoken(memory: MemoryView) -> str:
+    """The memory's text without its image captions (a caption's words are what a picture shows, not a tie)."""
+    return CAPTION.sub("", memory.body)
 
 
 class RulesVerifier:
-    """Older + same person + the query fits the candidate better than the memory, by `margin` (no model)."""
+    """Older, same conversation and speaker, a statement of its own, a rare shared concept, a query fit (no model)."""
 
     name = "rules"
 
-    def __init__(self, margin: float = 0.25, floor: float = 0.65):
+    def __init__(self, margin: float = 0.0, floor: float = 0.55):
         self.margin = margin
         self.floor = floor
 
@@ -73,16 +93,20 @@ class RulesVerifier:
         return [self._one(memory, c, speakers) for c in candidates]
 
     def _one(self, memory: MemoryView, c: Candidate, speakers: set[str]) -> Verdict:
-        """The three rules, first failure named."""
+        """The rules in order, the first failure named."""
         gain = c.query_match - c.own_match
         if not older(c.memory, memory):
             return Verdict(False, 0.0, "not older")
-        who = shared_participant(c.memory, memory, speakers)
+        who = same_subject(c.memory, memory)
         if who is None:
-            return Verdict(False, 0.0, "no shared participant")
+            return Verdict(False, 0.0, "not the same speaker")
+        if not about_self(c.memory):
+            return Verdict(False, 0.0, "says nothing of its speaker")
+        if not c.rare:
+            return Verdict(False, 0.0, "no rare shared concept")
         if c.query_match < self.floor or gain < self.margin:
             return Verdict(False, 0.0, f"query fit {c.query_match:.2f}, margin {gain:+.2f}")
-        return Verdict(True, round(c.query_match, 4), f"about {who}; margin {gain:+.2f}")
+        return Verdict(True, round(c.query_match, 4), f"{who}; shares {', '.join(c.rare)}; margin {gain:+.2f}")
 
 
 # --- the local model ----------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ SEED_POOL = sum(SEED_DEPTH.values())  # C0: the union, filled to 20 by fusion wh
 SEED_FUSION_K = 5.0  # RRF constant ordering the three views (measured best of 5/20/60 on dev)
 SUPPORT_FUSION_K = 10.0  # RRF constant merging support into the seed ranking below the protected head
 PROTECTED_HEAD = 8  # the best seeds keep their places: support enters below them (dev: K=10 +1.6 pts)
+# CABLE support ranks after the rest: as a peer channel it displaced activation support (dev: 2 questions lost).
+TRAILING_CHANNELS = ("antecedent", "antecedent-nosub")
 SUPPORT_WEIGHT = 0.5  # RRF weight of new support against the ranked seeds below the head
 CENTRALITY_WEIGHT = 1.0  # RRF weight of the activation ranking when it reorders the seeds (dev: K=10 +4.6 pts)
 CENTRALITY_FUSION_K = 10.0
@@ -50,8 +52,10 @@ def merge_support(base: list[int], growth: list[Support]) -> list[int]:
     for s in growth:
         if s.memory_id not in taken:
             per_channel.setdefault(s.channel, []).append((s.memory_id, s.score))
+    trailing = [m for channel in TRAILING_CHANNELS for m, _ in per_channel.pop(channel, [])]
     support = rrf([(ranked, 1.0) for ranked in per_channel.values()], SUPPORT_FUSION_K)
-    support_ranked = [(m, 0.0) for m in sorted(support, key=lambda m: (-support[m], m))]
+    ordered = sorted(support, key=lambda m: (-support[m], m))
+    support_ranked = [(m, 0.0) for m in dict.fromkeys([*ordered, *trailing])]
     tail = rrf([([(m, 0.0) for m in base[PROTECTED_HEAD:]], 1.0), (support_ranked, SUPPORT_WEIGHT)], SUPPORT_FUSION_K)
     return head + sorted(tail, key=lambda m: (-tail[m], m))
 

@@ -1,14 +1,17 @@
 """CABLE read side (DESIGN §5): antecedent links used by a host retriever and as a diffusion channel.
 
-Host mode (`dense+cable`, `seeds+cable`): the host's results with cos(q, s) ≥ 0.3 are seeds; their one-hop
-antecedent neighbours (both directions) not yet retrieved are scored by Σ cos(c, s) over the seeds they link
-to; greedy picks skip near-duplicates (max cos to a pick ≥ 0.9); a budget of max(1, K // 6) picks replaces
-the lowest-ranked host results. Picks sit at every 6th place (6, 12, ...) and each is chosen from the seeds
-ranked above it, so the list at K is a prefix of the list at any larger K: recall@10 of a K = 50 run is
-exactly what `ask --k 10` returns (the evaluation asks once at K = 50).
+Host mode (`dense+cable`, `seeds+cable`): the host's top 3 results with cos(q, s) ≥ 0.3 are seeds; their
+one-hop antecedent neighbours (both directions) not yet retrieved are candidates when the link is strong
+(weight ≥ 0.6) and the neighbour itself fits the question (cos(q, c) ≥ 0.35); they are scored by Σ cos(c, s)
+over the seeds they link to; greedy picks skip near-duplicates (max cos to a pick ≥ 0.9); at most
+max(1, K // 6) picks replace the lowest-ranked host results, and none when nothing passes. Picks sit at
+every 6th place (6, 12, ...) and each is chosen from the seeds ranked above it, so the list at K is a prefix
+of the list at any larger K: recall@10 of a K = 50 run is exactly what `ask --k 10` returns (the evaluation
+asks once at K = 50).
 
-`ripple+cable`: the antecedent channel is one more diffusion channel from the planner's anchors, scored
-against the missing-support target, its top 5 merged like the other support.
+`ripple+cable`: the antecedent channel diffuses from the planner's anchors, scored against the
+missing-support target; its top 5 that pass the host-mode gates (link weight, cosine to the target) join
+the ripple support *after* it (assembly.TRAILING_CHANNELS), so they never push ripple's own support down.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ LINKED_MODES = {  # recall modes that read antecedent links, and the channel (va
     "ripple+cable-nosub": "antecedent-nosub",
 }
 SEED_MIN_COS = 0.3
+TOP_SEEDS = 3  # only the host's first results vouch for a neighbour: lower ones are too often off-question
+PICK_MIN_WEIGHT = 0.6  # edge weight = cos(query, antecedent); dev: weaker edges were mostly shared-topic pairs
+PICK_MIN_COS = 0.35  # cos(question, pick): a pick must be about the question too, not only near a seed
 NEAR_DUPLICATE = 0.9
 SLOT_EVERY = 6  # budget max(1, K // 6): 1 pick at K = 10, 5 at K = 30
 DIFFUSION_TOP = 5
@@ -81,10 +87,11 @@ def host_cable(
     index = store.vector_index()
     head = host[:k]
     cos_q = dict(zip(head, (index.get_vectors(head) @ vector).tolist(), strict=True)) if head else {}
-    seeds = {m for m in head if cos_q[m] >= SEED_MIN_COS}
-    edges = antecedent_edges(store, seeds, channel)
+    seeds = {m for m in head[:TOP_SEEDS] if cos_q[m] >= SEED_MIN_COS}
+    edges = strong_edges(antecedent_edges(store, seeds, channel))
     linked = {c for s in seeds for c, _, _ in edges.get(s, [])}
     vectors = _vectors(index, seeds | linked)
+    edges = {s: [e for e in edges.get(s, []) if float(vectors[e[0]] @ vector) >= PICK_MIN_COS] for s in seeds}
     out: list[int] = []
     picks: list[AntecedentSupport] = []
     rest = iter(host)
@@ -101,6 +108,11 @@ def host_cable(
         out.append(nxt)
     taken = set(out)
     return out + [m for m in host if m not in taken], picks
+
+
+def strong_edges(edges: dict[int, list[tuple[int, float, str]]]) -> dict[int, list[tuple[int, float, str]]]:
+    """Only links the verifier was confident about may displace a host result."""
+    return {s: [e for e in links if e[1] >= PICK_MIN_WEIGHT] for s, links in edges.items()}
 
 
 def _vectors(index: Any, ids: set[int]) -> dict[int, np.ndarray]:
@@ -132,11 +144,16 @@ def _pick(out, picks, seeds, edges, vectors) -> AntecedentSupport | None:
 
 
 def diffusion_support(
-    store: Store, anchors: list[int], target: np.ndarray, exclude: set[int], channel: str = "antecedent"
+    store: Store,
+    anchors: list[int],
+    target: np.ndarray,
+    exclude: set[int],
+    channel: str = "antecedent",
 ) -> list[AntecedentSupport]:
-    """The antecedent channel from the anchors: top 5 by cosine to the target, each with its edge's query."""
+    """The antecedent channel from the anchors: top 5 by cosine to the target, gated like host mode, with queries."""
     scorer = _cosine_to(store, target)
     found = diffuse(store, anchors, channel, scorer, exclude, hops=DIFFUSION_HOPS, top=DIFFUSION_TOP)
+    found = [s for s in found if s.score >= PICK_MIN_COS and min(s.weights, default=0.0) >= PICK_MIN_WEIGHT]
     edges = antecedent_edges(store, {s.path[-2] for s in found if len(s.path) > 1}, channel)
     queries = {(a, b): q for a, links in edges.items() for b, _, q in links}
     return [
@@ -159,7 +176,7 @@ def _cosine_to(store: Store, target: np.ndarray) -> Callable[[list[int]], dict[i
 
 
 def with_antecedents(base_round: Callable[..., Any], channel: str) -> Callable[..., Any]:
-    """A recall round that also diffuses along the antecedent channel from the same anchors."""
+    """A recall round that also diffuses along the antecedent channel (ranked after ripple's own support: assembly)."""
 
     def one_round(recaller, cues, plan, evidence: set[int], vector, speakers):
         step = base_round(recaller, cues, plan, evidence, vector, speakers)
