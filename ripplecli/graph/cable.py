@@ -153,10 +153,13 @@ class CableLinker:
         report.memories += len(views)
         found = self._search(views, asked)
         rarity = self._rarity(views, speakers)
+        best = {mid: self._best_candidates(mid, queries, found) for mid, queries in asked.items()}
+        wanted = sorted({other for candidates in best.values() for other in candidates})
+        others = {v.memory_id: v for v in load_views(self.store, wanted)}  # one query for the whole batch
         edges = []
         for view in views:
-            if view.memory_id in asked:
-                edges += self._verified(view, asked[view.memory_id], found, speakers, rarity, report)
+            if best.get(view.memory_id):
+                edges += self._verified(view, best[view.memory_id], others, speakers, rarity, report)
         return edges
 
     def _rarity(self, views: list[MemoryView], speakers: set[str]) -> tuple[dict[str, int], int]:
@@ -185,9 +188,8 @@ class CableLinker:
             "vectors": {mid: own[i] for i, mid in enumerate(ids)},
         }
 
-    def _verified(self, view, queries, found, speakers, rarity, report) -> list[tuple[Edge, dict[str, Any]]]:
-        """Candidates H \\ B with their best query, verified, strongest `cap` kept."""
-        mid = view.memory_id
+    def _best_candidates(self, mid: int, queries, found) -> dict[int, tuple[AntecedentQuery, float, float]]:
+        """Candidates H \\ B, each with the query that reached it best, its match and the memory's own match."""
         direct = {m for m, _ in found["own"][mid]} if self.params.subtract else set()
         best: dict[int, tuple[AntecedentQuery, float, float]] = {}
         for query, (vector, hits) in zip(queries, found["queries"][mid], strict=True):
@@ -195,11 +197,11 @@ class CableLinker:
             for other, sim in hits:
                 if other not in direct and (other not in best or sim > best[other][1]):
                     best[other] = (query, sim, own_match)
-        if self.params.subtract:
-            best = self._beyond_direct(mid, best, found)
-        if not best:
-            return []
-        others = {v.memory_id: v for v in load_views(self.store, sorted(best))}
+        return self._beyond_direct(mid, best, found) if self.params.subtract else best
+
+    def _verified(self, view, best, others, speakers, rarity, report) -> list[tuple[Edge, dict[str, Any]]]:
+        """The candidates verified, strongest `cap` kept."""
+        mid = view.memory_id
         usable = [o for o in sorted(best) if o in others and not low_information(others[o], speakers)]
         frequency, limit = rarity
         candidates = [  # small talk explains nothing either

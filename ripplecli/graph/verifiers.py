@@ -12,6 +12,7 @@ cause / motivation / enabling event / background / prior state; shared topic alo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, Any, Protocol
 
 from ripplecli.cues import content_tokens
@@ -70,13 +71,16 @@ def rare_shared(memory: MemoryView, candidate: MemoryView, query: AntecedentQuer
                 limit: int, speakers: set[str]) -> tuple[str, ...]:  # fmt: skip
     """Concept words both memories say (not only their image captions) that the query asks about, held by ≤ limit."""
     common = concept_words(memory, speakers) & concept_words(candidate, speakers) & set(content_tokens(query.text))
-    said = set(content_tokens(spoken(memory))) & set(content_tokens(spoken(candidate)))
-    return tuple(sorted(w for w in common & said if 0 < frequency.get(w, 0) <= limit))
+    common = {w for w in common if 0 < frequency.get(w, 0) <= limit}
+    if not common:  # most candidates stop here, before their texts are tokenised
+        return ()
+    return tuple(sorted(common & spoken_tokens(memory.body) & spoken_tokens(candidate.body)))
 
 
-def spoken(memory: MemoryView) -> str:
-    """The memory's text without its image captions (a caption's words are what a picture shows, not a tie)."""
-    return CAPTION.sub("", memory.body)
+@lru_cache(maxsize=4096)
+def spoken_tokens(body: str) -> frozenset[str]:
+    """Content tokens of a memory's text without its image captions (a caption shows a picture, not a tie)."""
+    return frozenset(content_tokens(CAPTION.sub("", body)))
 
 
 class RulesVerifier:
