@@ -110,7 +110,8 @@ def trace_tree(result: RecallResult) -> Tree:
     _rounds(tree, trace.get("rounds", []))
     if trace.get("focus"):
         focus = trace["focus"]
-        tree.add(f"[bold]focus[/] · after the top {focus['after']}, what {escape(focus['speaker'])} said comes first")
+        demoted = f"{focus['others_demoted']:g}"
+        tree.add(f"[bold]focus[/] · {escape(focus['speaker'])}: what others said ranks {demoted}× further down")
     for channel, rows in (trace.get("support") or {}).items():
         branch = tree.add(f"[bold]support[/] · {channel} ({len(rows)})")
         for row in rows:

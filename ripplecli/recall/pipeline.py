@@ -14,7 +14,7 @@ from ripplecli.errors import InputError
 from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
 from ripplecli.recall.assembly import (
-    FOCUS_HEAD,
+    FOCUS_DEMOTION,
     SEED_DEPTH,
     SEED_POOL,
     focus_speaker,
@@ -159,7 +159,7 @@ class Recaller:
         speaker = focus_speaker(cues.persons, index.speakers)
         if speaker is None:
             return ranked
-        trace["focus"] = {"speaker": speaker, "after": FOCUS_HEAD}
+        trace["focus"] = {"speaker": speaker, "others_demoted": FOCUS_DEMOTION}
         return speaker_first(ranked, index.speaker_of, speaker)
 
     def _evidence(self, ids: list[int], growth: list[Support], views: list[ViewHits]) -> list[Evidence]:
