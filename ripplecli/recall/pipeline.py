@@ -243,12 +243,12 @@ def grow_ripple(recaller: Recaller, cues, seeds, fused, vector, params, trace) -
 
 def _with_wanted_kind(recaller: Recaller, cues: QueryCues, seeds, fused, growth: Growth, trace) -> Growth:
     """A question that asks for a kind of memory (places) gets more of that kind, from other sessions too."""
-    if cues.wants is None:
+    holds = WANTED_KINDS.get(cues.wants or "")
+    if holds is None:  # no kind asked for, or one this store cannot tell (an analyzer's own kinds)
         return growth
     index = recaller.index()
     speaker = focus_speaker(cues.persons, index.speakers)
     taken = set(seeds) | {s.memory_id for s in growth.support}
-    holds = WANTED_KINDS[cues.wants]
     found = [
         Support(m, cues.wants, score, [m])
         for m, score in sorted(fused.items(), key=lambda pair: (-pair[1], pair[0]))
