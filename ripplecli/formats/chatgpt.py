@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ripplecli.formats.fields import Node, Unique, default_id, located, quote
+from ripplecli.formats.fields import Node, located, quote, records
 from ripplecli.model import Conversation, Session, Turn
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -14,14 +14,8 @@ TEXT_CONTENT = frozenset({"text", "multimodal_text"})
 def parse_chatgpt(data: object, source: str) -> list[Conversation]:
     """Read a ChatGPT export; each conversation becomes one session dated by its create_time."""
     with located(source):
-        root = Node(data)
-        exports = root.items() if isinstance(data, list) else [root]
-        conversation_ids = Unique("conversation id")
         conversations = []
-        for index, export in enumerate(exports):
-            given_id = export.get("conversation_id") or export.get("id")
-            conversation_id = given_id.text() if given_id else default_id(source, index, len(exports))
-            conversation_ids.claim(conversation_id, export.keys)
+        for export, conversation_id in records(data, source, ("conversation_id", "id"), "conversation id"):
             created = export.get("create_time")
             session = Session("1", parse_epoch(created) if created else None, _thread_turns(export))
             conversations.append(Conversation(conversation_id, [session]))

@@ -160,6 +160,17 @@ class Unique:
         return value
 
 
+def records(data: object, source: str, id_keys: tuple[str, ...], kind: str) -> Iterator[tuple[Node, str]]:
+    """Each top-level record (the file holds a list of them, or one) with its id: the first of `id_keys` the
+    record gives, else one made from the file name; a duplicate id is an error at the record that repeats it."""
+    root = Node(data)
+    nodes = root.items() if isinstance(data, list) else [root]
+    ids = Unique(kind)
+    for index, node in enumerate(nodes):
+        given = next((found for key in id_keys if (found := node.get(key))), None)
+        yield node, ids.claim(given.text() if given else default_id(source, index, len(nodes)), node.keys)
+
+
 def with_caption(text: str, caption: str) -> str:
     """An image turn's text: what was said plus what the picture shows, so both become searchable."""
     if not caption:

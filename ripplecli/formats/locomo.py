@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ripplecli.formats.fields import Node, Unique, default_id, located, quote, with_caption
+from ripplecli.formats.fields import Node, Unique, located, quote, records, with_caption
 from ripplecli.model import Conversation, Session, Turn
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -17,16 +17,10 @@ _MONTHS = {name[:length]: number for number, name in enumerate(_MONTH_NAMES, sta
 def parse_locomo(data: object, source: str) -> list[Conversation]:
     """Read a LoCoMo file (a list of samples, or one sample); `qa` and summaries are not chat and are skipped."""
     with located(source):
-        root = Node(data)
-        samples = root.items() if isinstance(data, list) else [root]
-        sample_ids = Unique("sample_id")
-        conversations = []
-        for index, sample in enumerate(samples):
-            given_id = sample.get("sample_id")
-            conversation_id = given_id.text() if given_id else default_id(source, index, len(samples))
-            sample_ids.claim(conversation_id, sample.keys)
-            conversations.append(Conversation(conversation_id, _sessions(sample.at("conversation"))))
-        return conversations
+        return [
+            Conversation(conversation_id, _sessions(sample.at("conversation")))
+            for sample, conversation_id in records(data, source, ("sample_id",), "sample_id")
+        ]
 
 
 def _sessions(conversation: Node) -> list[Session]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ripplecli.formats.fields import Node, Unique, default_id, located, quote
+from ripplecli.formats.fields import Node, Unique, located, quote, records
 from ripplecli.model import Conversation, Session, Turn
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -15,16 +15,10 @@ _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1
 def parse_longmemeval(data: object, source: str) -> list[Conversation]:
     """Read a LongMemEval file (a list of entries, or one); each entry's haystack becomes one conversation."""
     with located(source):
-        root = Node(data)
-        entries = root.items() if isinstance(data, list) else [root]
-        question_ids = Unique("question_id")
-        conversations = []
-        for index, entry in enumerate(entries):
-            given_id = entry.get("question_id")
-            conversation_id = given_id.text() if given_id else default_id(source, index, len(entries))
-            question_ids.claim(conversation_id, entry.keys)
-            conversations.append(Conversation(conversation_id, _sessions(entry)))
-        return conversations
+        return [
+            Conversation(conversation_id, _sessions(entry))
+            for entry, conversation_id in records(data, source, ("question_id",), "question_id")
+        ]
 
 
 def _sessions(entry: Node) -> list[Session]:

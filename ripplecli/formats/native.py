@@ -26,28 +26,21 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ripplecli.formats.fields import Node, Unique, default_id, located, quote, with_caption
+from ripplecli.formats.fields import Node, Unique, located, quote, records, with_caption
 from ripplecli.model import Conversation, Session, Turn
 
 
 def parse_native(data: object, source: str) -> list[Conversation]:
     """Read native-format data parsed from the file named `source`."""
     with located(source):
-        root = Node(data)
-        documents = root.items() if isinstance(data, list) else [root]
-        conversation_ids = Unique("conversation id")
-        conversations = []
-        for index, document in enumerate(documents):
-            conversation = _conversation(document, default_id(source, index, len(documents)))
-            conversation_ids.claim(conversation.conversation_id, document.keys)
-            conversations.append(conversation)
-        return conversations
+        return [
+            _conversation(document, conversation_id)
+            for document, conversation_id in records(data, source, ("conversation_id",), "conversation id")
+        ]
 
 
-def _conversation(document: Node, fallback_id: str) -> Conversation:
+def _conversation(document: Node, conversation_id: str) -> Conversation:
     """One conversation object; turn ids are checked for uniqueness across all its sessions."""
-    given_id = document.get("conversation_id")
-    conversation_id = given_id.text() if given_id else fallback_id
     turn_ids, session_ids = Unique("turn id"), Unique("session id")
     sessions = []
     for number, node in enumerate(document.at("sessions").items(), start=1):
