@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplecli.recall.diffusion import Support, diffuse, edges_touching
+from ripplecli.recall.diffusion import Support, cosine_scorer, diffuse, edges_touching
 from ripplecli.store.db import Store
 
 LINKED_MODES = {  # recall modes that read antecedent links, and the channel (variant) each reads
@@ -85,9 +85,8 @@ def host_cable(
     """The host ranking with antecedent picks in its replacement slots; returns the list and the picks."""
     host = list(dict.fromkeys(ranked))
     index = store.vector_index()
-    head = host[:k]
-    cos_q = dict(zip(head, (index.get_vectors(head) @ vector).tolist(), strict=True)) if head else {}
-    seeds = {m for m in head[:TOP_SEEDS] if cos_q[m] >= SEED_MIN_COS}
+    top = host[: min(k, TOP_SEEDS)]  # only the first results may vouch for a neighbour
+    seeds = {m for m, cos in cosine_scorer(store, vector)(top).items() if cos >= SEED_MIN_COS}
     edges = strong_edges(antecedent_edges(store, seeds, channel))
     linked = {c for s in seeds for c, _, _ in edges.get(s, [])}
     vectors = _vectors(index, seeds | linked)
@@ -151,8 +150,9 @@ def diffusion_support(
     channel: str = "antecedent",
 ) -> list[AntecedentSupport]:
     """The antecedent channel from the anchors: top 5 by cosine to the target, gated like host mode, with queries."""
-    scorer = _cosine_to(store, target)
-    found = diffuse(store, anchors, channel, scorer, exclude, hops=DIFFUSION_HOPS, top=DIFFUSION_TOP)
+    found = diffuse(
+        store, anchors, channel, cosine_scorer(store, target), exclude, hops=DIFFUSION_HOPS, top=DIFFUSION_TOP
+    )
     found = [s for s in found if s.score >= PICK_MIN_COS and min(s.weights, default=0.0) >= PICK_MIN_WEIGHT]
     edges = antecedent_edges(store, {s.path[-2] for s in found if len(s.path) > 1}, channel)
     queries = {(a, b): q for a, links in edges.items() for b, _, q in links}
@@ -162,17 +162,6 @@ def diffusion_support(
         )
         for s in found
     ]
-
-
-def _cosine_to(store: Store, target: np.ndarray) -> Callable[[list[int]], dict[int, float]]:
-    """Cosine of candidates' stored vectors to the target."""
-
-    def score(ids: list[int]) -> dict[int, float]:
-        if not ids:
-            return {}
-        return dict(zip(ids, (store.vector_index().get_vectors(ids) @ target).tolist(), strict=True))
-
-    return score
 
 
 def with_antecedents(base_round: Callable[..., Any], channel: str) -> Callable[..., Any]:

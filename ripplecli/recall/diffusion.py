@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ripplecli.store.db import Store
 
@@ -72,6 +73,17 @@ def reachable(store: Store, anchors: list[int], channel: str, hops: int) -> dict
         if not frontier:
             break
     return {m: s for m, s in best.items() if m not in anchors}
+
+
+def cosine_scorer(store: Store, target: Any) -> Scorer:
+    """Scores candidates by the cosine of their stored vectors to a target vector (the semantic channel's way)."""
+
+    def score(ids: list[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        return dict(zip(ids, (store.vector_index().get_vectors(ids) @ target).tolist(), strict=True))
+
+    return score
 
 
 def diffuse(

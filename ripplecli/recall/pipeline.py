@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from ripplecli.errors import InputError
 from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
@@ -25,7 +23,7 @@ from ripplecli.recall.assembly import (
     seed_ranking,
     speaker_first,
 )
-from ripplecli.recall.diffusion import Support, diffuse
+from ripplecli.recall.diffusion import Support, cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Plan, RulesPlanner
 from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer
@@ -340,25 +338,13 @@ def _paper_round(recaller, cues, plan: Plan, evidence: set[int], vector, speaker
     """Semantic channel scored by the target sentence's vector, structural by the target cues."""
     store = recaller.store
     target_vector = recaller.encoder().encode([plan.target.restatement])[0] if plan.target else vector
-    by_vector = _vector_scorer(store, target_vector)
+    by_vector = cosine_scorer(store, target_vector)
     by_cues = _cue_scorer(recaller.index(), plan)
     found = []
     channels = {"semantic": by_vector, "structural": by_cues, "contiguity": by_vector, "antecedent": by_vector}
     for channel, scorer in channels.items():
         found += diffuse(store, plan.anchors, channel, scorer, evidence, hops=2, top=5)
     return Growth(found)
-
-
-def _vector_scorer(store: Store, target: np.ndarray):
-    """Cosine of each candidate's stored vector to the target vector."""
-
-    def score(ids: list[int]) -> dict[int, float]:
-        if not ids:
-            return {}
-        vectors = store.vector_index().get_vectors(ids)
-        return dict(zip(ids, (vectors @ target).tolist(), strict=True))
-
-    return score
 
 
 def _cue_scorer(index: RecallIndex, plan: Plan):
