@@ -58,11 +58,12 @@ def _llm(memory: Any, question: str, evidence: list[Evidence], log: Any) -> dict
 def _auto(memory: Any, question: str, evidence: list[Evidence], log: Any) -> dict[str, Any] | None:
     """--answer auto: the model when one is configured, else extractive; an unusable model falls back, noted."""
     from ripplecli.errors import ModelError
-    from ripplecli.llm_answer import llm_answer
     from ripplecli.models import resolve_model
 
     if resolve_model(memory.model) is None:
         return extractive_answer(question, evidence)
+    from ripplecli.llm_answer import llm_answer  # pydantic comes with it: only when a model is configured
+
     try:
         llm = memory.llm
     except ModelError as exc:

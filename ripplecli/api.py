@@ -250,7 +250,8 @@ class Memory(OwnYourData):
             self._recaller = Recaller(self.store, lambda: self.encoder)
         self._recaller.planner = self._with_model(planner_class, log)
         self._recaller.analyzer = self._with_model(analyzer_class, log)
-        result = self._recaller.recall(question, RecallParams(k=k, mode=mode, rounds=rounds, as_of=as_of))
+        when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
+        result = self._recaller.recall(question, RecallParams(k=k, mode=mode, rounds=rounds, as_of=when))
         result.answer = answer_for(answer, self, question, result.evidence, log)
         if log.calls:
             result.trace["llm_calls"] = log.to_list()

@@ -404,3 +404,16 @@ def test_ask_trace_at_fixed_width(dinner_store: Path) -> None:
     assert result.exit_code == 0, result.output
     for needle in ("query cues", "seeds", "planner", "missing-support target", "evidence (12)", "answer"):
         assert needle in result.output
+
+
+@pytest.mark.slow
+def test_ask_with_a_zone_aware_as_of(dinner_store: Path) -> None:
+    """An --as-of with an offset is compared with the store's naive UTC times, not a traceback."""
+    from typer.testing import CliRunner
+
+    from ripplecli.cli import app
+
+    args = ["ask", "What did Alex do last week?", "--as-of", "2026-05-01T10:00+02:00", "--store", str(dinner_store)]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["trace"]["query_cues"]["time_range"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -10,17 +9,6 @@ import typer
 from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
 from ripplecli.cli.models import ModelOption
 from ripplecli.cli.render import answer_text, trace_tree
-from ripplecli.errors import InputError
-
-
-def parse_as_of(value: str | None) -> datetime | None:
-    """--as-of as an ISO date or datetime."""
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        raise InputError(f"--as-of: '{value}' is not an ISO date (e.g. 2023-05-08 or 2023-05-08T14:00)") from None
 
 
 @user_errors
@@ -44,7 +32,9 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Recall evidence for a question by associative recall, and show how it was found."""
-    when = parse_as_of(as_of)
+    from ripplecli.store.browse import parse_date
+
+    when = parse_date(as_of, "--as-of")
     with open_memory(store, read_only=True, create=False) as memory:
         memory.model = model
         result = memory.recall(
