@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ripplecli.answer import ANSWER_MODES
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
-from ripplecli.manage import OwnYourData
+from ripplecli.manage import OwnYourData, settings_of
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.store.db import Store
 from ripplecli.trace import RecallResult
@@ -20,7 +20,6 @@ if TYPE_CHECKING:  # the write path (numpy, graph) loads only when something is 
     from ripplecli.ingest import IngestReport, Progress
 
 # ripple ask --planner NAME; the LLM planner gets the configured model (ripplecli.models)
-PLANNER_CHOICES = {"rules": "ripplecli.recall.planner:RulesPlanner", "llm": "ripplecli.recall.llm_planner:LLMPlanner"}
 REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
 MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
 
@@ -48,7 +47,7 @@ class Memory(OwnYourData):
         force_offline()
         self.path = Path(path).expanduser() if path else data_home()
         self.store = Store.open(self.path, create=create and not read_only, read_only=read_only)
-        self.settings = self._settings()
+        self.settings = settings_of(self.store.get_meta("settings"))  # what the store was built with
         self.model = model  # a GGUF path; None: $RIPPLE_MODEL or the config file (ripplecli.models)
         self._encoder: Any = None
         self._recaller: Any = None
@@ -65,16 +64,6 @@ class Memory(OwnYourData):
         self.close()
 
     # --- configuration ------------------------------------------------------------------------
-    def _settings(self) -> Settings:
-        """Settings recorded in the store, so every later write uses what the store was built with."""
-        recorded = self.store.get_meta("settings")
-        if recorded is None:
-            return Settings()
-        from ripplecli.config import GraphParams
-
-        graph = GraphParams(**recorded.pop("graph", {}))
-        return Settings(**recorded, graph=graph)
-
     def configure(self, settings: Settings) -> None:
         """Choose encoder/extractor/graph parameters for a store that has no memories yet."""
         if self.store.count("memories"):
@@ -237,13 +226,14 @@ class Memory(OwnYourData):
         `planner` and `analyzer` ("rules" or "llm") choose independently where the local model is used."""
         from ripplecli.answer import answer_for
         from ripplecli.recall.pipeline import Recaller, RecallParams
+        from ripplecli.recall.planner import PLANNERS
         from ripplecli.recall.query import QUERY_ANALYZERS
         from ripplecli.registry import resolve
         from ripplecli.runtime.llm import CallLog
 
         if answer not in ANSWER_MODES:
             raise InputError(f"unknown answer mode '{answer}' (choose from: {', '.join(ANSWER_MODES)})")
-        planner_class = resolve(PLANNER_CHOICES, "planner", planner)
+        planner_class = resolve(PLANNERS, "planner", planner)
         analyzer_class = resolve(QUERY_ANALYZERS, "analyzer", analyzer)
         log = CallLog()
         if self._recaller is None:

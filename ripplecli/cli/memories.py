@@ -8,15 +8,10 @@ import typer
 from rich.table import Table
 
 from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.render import clip
 
 memories_app = typer.Typer(help="List and search the memories in the store.", no_args_is_help=True)
 TEXT_WIDTH = 80
-
-
-def _short(text: str, width: int = TEXT_WIDTH) -> str:
-    """One line of at most `width` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Table:
@@ -30,7 +25,7 @@ def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Ta
         cells.append(", ".join(row["persons"]))
         if found_by:
             cells.append(_view_ranks(row))
-        table.add_row(*cells, _short(row["restatement"]))
+        table.add_row(*cells, clip(row["restatement"], TEXT_WIDTH))
     return table
 
 
@@ -116,5 +111,5 @@ def _print_memory(record: dict[str, Any]) -> None:
         edges.add_column(column, overflow="fold" if column == "restatement" else "ellipsis")
     for channel, rows in record["edges"].items():
         for e in rows:
-            edges.add_row(channel, f"m{e['memory_id']}", f"{e['weight']:.3f}", _short(e["restatement"] or "?", 70))
+            edges.add_row(channel, f"m{e['memory_id']}", f"{e['weight']:.3f}", clip(e["restatement"] or "?", 70))
     console.print(edges if record["edges"] else "edges: none")

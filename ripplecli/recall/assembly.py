@@ -95,8 +95,6 @@ def rho_order(store: Store, seeds: list[int], fused, growth: list[Support], vect
     anchors = {s.path[0] for s in growth if s.path}
     rho = {m: 1.25 * a[m] + pi[m] + 0.05 * (m in anchors) for m in ids}
     ranked = sorted(ids, key=lambda m: (-rho[m], m))
-    rest = sorted((m for m in fused if m not in set(ids)), key=lambda m: (-fused[m], m))
+    taken = set(ids)
+    rest = sorted((m for m in fused if m not in taken), key=lambda m: (-fused[m], m))
     return ranked + rest
-
-
-# --- trace helpers -------------------------------------------------------------------------------

@@ -7,20 +7,18 @@ when the model's output stays invalid. Anchors outside the evidence are dropped 
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, time
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name
+from ripplecli.recall.llm_query import Day, Name, parse_days
 from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, RulesPlanner, Target
 from ripplecli.recall.query import QueryCues
 from ripplecli.runtime.llm import CallLog, prompt_budget, prompt_tokens, structured, with_enum
 
 SHOWN = 20  # evidence the model reads; more is trimmed (and recorded) when it does not fit
 MIN_SHOWN = 3
-Name = Annotated[str, StringConstraints(min_length=1, max_length=60)]
-Day = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
 
 SYSTEM = """You plan the next step of recalling memories for a question.
 You see the question and the memories found so far, each with its id. Reply with one JSON object:
@@ -108,20 +106,7 @@ class LLMPlanner:
             persons=[canonical_name(p) for p in out.target_persons],
             locations=[canonical_name(x) for x in out.target_locations],
             concepts=rules.target.concepts if rules.target else [],
-            time_range=_time_range(out.target_time_range) or (rules.target.time_range if rules.target else None),
+            time_range=parse_days(out.target_time_range)[0] or (rules.target.time_range if rules.target else None),
         )
         stop_reason = None if out.proceed else (out.stop_reason or "the model judged the evidence sufficient")
         return Plan(out.proceed, stop_reason, anchors, target, rules.covered, rules.missing, failure)
-
-
-def _time_range(days: list[str] | None) -> tuple[datetime, datetime] | None:
-    """Whole days; an invalid date is ignored rather than trusted."""
-    if not days:
-        return None
-    try:
-        start, end = date.fromisoformat(days[0]), date.fromisoformat(days[1])
-    except ValueError:
-        return None
-    if end < start:
-        return None
-    return datetime.combine(start, time.min), datetime.combine(end, time(23, 59, 59))

@@ -233,9 +233,9 @@ def grow_expand(recaller: Recaller, cues, seeds, fused, vector, params, trace) -
     return Growth(found)
 
 
-def grow_ripple(recaller: Recaller, cues, seeds, fused, vector, params, trace) -> Growth:
+def grow_ripple(recaller: Recaller, cues, seeds, fused, vector, params, trace, one_round=None) -> Growth:
     """Planner-guided associative recall: spreading activation from the anchors and target cues."""
-    growth = _rounds(recaller, cues, seeds, fused, vector, params, trace, _ripple_round)
+    growth = _rounds(recaller, cues, seeds, fused, vector, params, trace, one_round or _ripple_round)
     return _with_wanted_kind(recaller, cues, seeds, fused, growth, trace)
 
 
@@ -278,8 +278,7 @@ def _grow_cable(recaller, cues, seeds, fused, vector, params, trace, channel: st
     """Ripple plus the antecedent channel (CABLE) diffused from the same anchors."""
     from ripplecli.recall.cable import with_antecedents
 
-    growth = _rounds(recaller, cues, seeds, fused, vector, params, trace, with_antecedents(_ripple_round, channel))
-    return _with_wanted_kind(recaller, cues, seeds, fused, growth, trace)
+    return grow_ripple(recaller, cues, seeds, fused, vector, params, trace, with_antecedents(_ripple_round, channel))
 
 
 def _host_links(recaller, mode: Mode, ranked: list[int], vector, params, growth: Growth, trace) -> list[int]:

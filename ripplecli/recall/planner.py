@@ -8,7 +8,11 @@ from typing import Protocol
 
 from ripplecli.recall.query import QueryCues
 
-PLANNERS: dict[str, str] = {"rules": "ripplecli.recall.planner:RulesPlanner"}
+# ripple ask --planner NAME; the LLM planner gets the configured model (ripplecli.models)
+PLANNERS: dict[str, str] = {
+    "rules": "ripplecli.recall.planner:RulesPlanner",
+    "llm": "ripplecli.recall.llm_planner:LLMPlanner",
+}
 MAX_ANCHORS = 3
 
 
@@ -22,7 +26,6 @@ class Candidate:
     persons: set[str] = field(default_factory=set)
     locations: set[str] = field(default_factory=set)
     concepts: set[str] = field(default_factory=set)
-    degree: int = 0
 
     @property
     def cues(self) -> set[str]:
@@ -76,26 +79,24 @@ class RulesPlanner:
         if not evidence:
             return Plan(False, "no evidence to start from", [], None)
         wanted = question_cues(cues, speakers)
-        anchors = self._anchors(evidence, set(wanted))
+        anchors = self._anchors(evidence)
         covered_by = set().union(*(c.cues for c in evidence if c.memory_id in anchors))
         missing = [c for c in wanted if c not in covered_by]
         covered = [c for c in wanted if c in covered_by]
-        target = self._target(cues, missing, evidence, anchors, speakers)
+        target = self._target(cues, missing)
         return Plan(True, None, anchors, target, covered, missing)
 
     @staticmethod
-    def _anchors(evidence: list[Candidate], wanted: set[str]) -> list[int]:
+    def _anchors(evidence: list[Candidate]) -> list[int]:
         """The strongest seeds. Measured on dev: greedy cue coverage chose weaker gateways (-1.3 pts full@30)."""
         return [c.memory_id for c in evidence[:MAX_ANCHORS]]
 
     @staticmethod
-    def _target(
-        cues: QueryCues, missing: list[str], evidence: list[Candidate], anchors: list[int], speakers: set[str]
-    ) -> Target:
+    def _target(cues: QueryCues, missing: list[str]) -> Target:
         """A fact-like sentence naming the question's subjects and what no anchor carries yet."""
         persons = list(cues.persons)
-        named = {p for p in persons}
         concepts = [c for c in missing if ":" not in c] or list(cues.concepts)  # nothing missing: more of the same
+        named = set(persons)
         concepts = [c for c in dict.fromkeys(concepts) if c not in named]
         locations = [c.split(":", 1)[1] for c in missing if c.startswith("location:")] or list(cues.locations)
         subject = " and ".join(p.title() for p in persons) or "Someone"
