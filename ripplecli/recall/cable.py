@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,13 +39,6 @@ NEAR_DUPLICATE = 0.9
 SLOT_EVERY = 6  # budget max(1, K // 6): 1 pick at K = 10, 5 at K = 30
 DIFFUSION_TOP = 5
 DIFFUSION_HOPS = 1
-
-
-@dataclass
-class AntecedentSupport(Support):
-    """Support found along an antecedent edge, with the query that created the edge."""
-
-    query: str = ""
 
 
 def budget(k: int) -> int:
@@ -81,7 +73,7 @@ def _query_of(info: str | None) -> str:
 
 def host_cable(
     store: Store, ranked: list[int], vector: np.ndarray, k: int, channel: str = "antecedent"
-) -> tuple[list[int], list[AntecedentSupport]]:
+) -> tuple[list[int], list[Support]]:
     """The host ranking with antecedent picks in its replacement slots; returns the list and the picks."""
     host = list(dict.fromkeys(ranked))
     index = store.vector_index()
@@ -92,7 +84,7 @@ def host_cable(
     vectors = _vectors(index, seeds | linked)
     edges = {s: [e for e in edges.get(s, []) if float(vectors[e[0]] @ vector) >= PICK_MIN_COS] for s in seeds}
     out: list[int] = []
-    picks: list[AntecedentSupport] = []
+    picks: list[Support] = []
     rest = iter(host)
     places = set(slots(k))
     for place in range(k):
@@ -120,7 +112,7 @@ def _vectors(index: Any, ids: set[int]) -> dict[int, np.ndarray]:
     return dict(zip(order, index.get_vectors(order), strict=True)) if order else {}
 
 
-def _pick(out, picks, seeds, edges, vectors) -> AntecedentSupport | None:
+def _pick(out, picks, seeds, edges, vectors) -> Support | None:
     """The best antecedent neighbour of the seeds placed so far: Σ cos over linked seeds, no near-duplicate."""
     placed = set(out)
     scores: dict[int, float] = {}
@@ -138,7 +130,7 @@ def _pick(out, picks, seeds, edges, vectors) -> AntecedentSupport | None:
         if chosen and max(float(vectors[other] @ v) for v in chosen) >= NEAR_DUPLICATE:
             continue
         _, seed, weight, query = best_seed[other]
-        return AntecedentSupport(other, "antecedent", scores[other], [seed, other], [weight], [], query)
+        return Support(other, "antecedent", scores[other], [seed, other], [weight], [], query)
     return None
 
 
@@ -148,7 +140,7 @@ def diffusion_support(
     target: np.ndarray,
     exclude: set[int],
     channel: str = "antecedent",
-) -> list[AntecedentSupport]:
+) -> list[Support]:
     """The antecedent channel from the anchors: top 5 by cosine to the target, gated like host mode, with queries."""
     found = diffuse(
         store, anchors, channel, cosine_scorer(store, target), exclude, hops=DIFFUSION_HOPS, top=DIFFUSION_TOP
@@ -157,9 +149,7 @@ def diffusion_support(
     edges = antecedent_edges(store, {s.path[-2] for s in found if len(s.path) > 1}, channel)
     queries = {(a, b): q for a, links in edges.items() for b, _, q in links}
     return [
-        AntecedentSupport(
-            s.memory_id, "antecedent", s.score, s.path, s.weights, [], queries.get((s.path[-2], s.memory_id), "")
-        )
+        Support(s.memory_id, "antecedent", s.score, s.path, s.weights, [], queries.get((s.path[-2], s.memory_id), ""))
         for s in found
     ]
 

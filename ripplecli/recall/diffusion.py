@@ -22,6 +22,12 @@ class Support:
     path: list[int] = field(default_factory=list)  # anchor, hop, ..., memory
     weights: list[float] = field(default_factory=list)  # edge weight per hop
     via_cues: list[str] = field(default_factory=list)  # spreading activation: the cues that carried it
+    query: str = ""  # CABLE: the antecedent query that created the edge it came along
+
+    def provenance(self) -> dict[str, Any]:
+        """How the evidence list records this way of finding the memory."""
+        found = {"channel": self.channel, "path": self.path, "weights": self.weights, "score": round(self.score, 4)}
+        return found | ({"query": self.query} if self.query else {})
 
     @property
     def strength(self) -> float:

@@ -176,10 +176,7 @@ class Recaller:
                     }
                 )
         for s in growth:
-            found_by.setdefault(s.memory_id, []).append(
-                {"channel": s.channel, "path": s.path, "weights": s.weights, "score": round(s.score, 4)}
-                | ({"query": s.query} if getattr(s, "query", None) else {})
-            )
+            found_by.setdefault(s.memory_id, []).append(s.provenance())
         return [
             Evidence(
                 memory_id=mid,

@@ -55,8 +55,8 @@ def support_dict(s: Support, text: str = "") -> dict[str, Any]:
     }
     if s.via_cues:
         data["via_cues"] = s.via_cues
-    if getattr(s, "query", None):
-        data["query"] = s.query  # CABLE: the antecedent query that created the edge
+    if s.query:
+        data["query"] = s.query
     return data
 
 
