@@ -79,12 +79,6 @@ class MemoryFilter:
         return (" AND ".join(clauses) or "TRUE"), params
 
 
-def stored_version(store: Store) -> int:
-    """The store's schema version, read without creating anything (works on read-only stores)."""
-    row = store.con.execute("SELECT max(version) FROM schema_migrations").fetchone()
-    return int(row[0] or 0) if row else 0
-
-
 def parse_memory_id(value: str | int) -> int:
     """A memory id as the trace prints it (`m14`) or bare (`14`)."""
     text = str(value).strip()

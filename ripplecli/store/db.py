@@ -120,7 +120,7 @@ class Store:
 
     def _check_schema(self) -> None:
         """Refuse a store from a newer ripple; migrate an older one when writable."""
-        version = schema.current_version(self.con) if not self.read_only else self._read_version()
+        version = schema.current_version(self.con) if not self.read_only else self.schema_version()
         if version > schema.LATEST_VERSION:
             raise StoreError(
                 f"store {self.path}: schema version {version} is newer than this ripple "
@@ -132,13 +132,9 @@ class Store:
             schema.migrate(self.con)
             os.chmod(self.path / DB_FILE, 0o600)
 
-    def _read_version(self) -> int:
-        """The schema version without creating anything (read-only connections)."""
-        try:
-            row = self.con.execute("SELECT max(version) FROM schema_migrations").fetchone()
-        except duckdb.CatalogException:
-            return 0
-        return int(row[0] or 0) if row else 0
+    def schema_version(self) -> int:
+        """The schema version without creating anything (works on read-only stores)."""
+        return schema.read_version(self.con)
 
     def close(self) -> None:
         """Close the connection; a writer first makes sure the derived indexes match what is committed."""

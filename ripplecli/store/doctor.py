@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from ripplecli.store import schema
-from ripplecli.store.browse import stored_version
 from ripplecli.store.db import LEXICAL_DIR, VECTOR_FILE, Store
 from ripplecli.store.forget import leftovers, remove_leftovers
 
@@ -92,7 +91,7 @@ INTEGRITY: dict[str, tuple[str, str]] = {
 
 def check_schema(store: Store) -> Finding:
     """The schema version this ripple expects."""
-    version = stored_version(store)
+    version = store.schema_version()
     status = OK if version == schema.LATEST_VERSION else PROBLEM
     return Finding("schema version", status, f"{version} (this ripple: {schema.LATEST_VERSION})")
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ripplecli.errors import InputError, StoreError
 from ripplecli.store import schema
-from ripplecli.store.browse import CUE_TABLES, MEMORY_COLUMNS, stored_version
+from ripplecli.store.browse import CUE_TABLES, MEMORY_COLUMNS
 from ripplecli.store.db import Store
 
 FORMAT = "ripple-export"
@@ -88,7 +88,7 @@ def export_lines(store: Store, with_vectors: bool = False) -> Iterator[str]:
             "kind": "meta",
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
-            "schema_version": stored_version(store),
+            "schema_version": store.schema_version(),
             "meta": meta,
             "counts": counts,
         }

@@ -109,12 +109,20 @@ LATEST_VERSION = MIGRATIONS[-1][0]
 
 
 def current_version(con: duckdb.DuckDBPyConnection) -> int:
-    """The highest applied migration, 0 for a new file."""
+    """The highest applied migration, 0 for a new file (whose migrations table this creates)."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations "
         "(version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied TIMESTAMP NOT NULL)"
     )
-    row = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return read_version(con)
+
+
+def read_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest applied migration without creating anything (read-only connections); 0 for a new file."""
+    try:
+        row = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    except duckdb.CatalogException:
+        return 0
     return int(row[0] or 0) if row else 0
 
 
