@@ -16,6 +16,7 @@ from ripplecli.cues import canonical_name
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, MemoryDraft, Session, Turn
+from ripplecli.store.browse import CUE_TABLES
 from ripplecli.store.db import Store
 
 Progress = Callable[[int, int], None]
@@ -292,13 +293,8 @@ class Ingestor:
 
     def _write_cues(self, ids: list[int], drafts: list[MemoryDraft]) -> None:
         """Person, location and concept cue rows, and the form -> concept vocabulary for query matching."""
-        tables = {
-            "memory_persons": ("person", lambda d: d.persons),
-            "memory_locations": ("location", lambda d: d.locations),
-            "memory_cues": ("cue", lambda d: d.concepts),
-        }
-        for table, (column, values) in tables.items():
-            pairs = [(mid, v) for mid, d in zip(ids, drafts, strict=True) for v in dict.fromkeys(values(d))]
+        for key, (table, column) in CUE_TABLES.items():  # key: the draft's field (persons, locations, concepts)
+            pairs = [(mid, v) for mid, d in zip(ids, drafts, strict=True) for v in dict.fromkeys(getattr(d, key))]
             self.store.insert(table, {"memory_id": [m for m, _ in pairs], column: [v for _, v in pairs]})
         forms = {
             (form, cue) for d in drafts for cue in d.concepts for form in {cue, *d.concept_forms.get(cue, [])} if form

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ripplecli.store.browse import MemoryFilter, selected_ids
+from ripplecli.store.browse import CUE_TABLES, MemoryFilter, selected_ids
 from ripplecli.store.db import Store
 
 IDS = "(SELECT unnest(?::BIGINT[]))"
@@ -19,7 +19,6 @@ OWNED: dict[str, str] = {
     "provenance": f"memory_id IN {IDS}",
     "memories": f"memory_id IN {IDS}",
 }
-CUE_TABLES = ("memory_persons", "memory_locations", "memory_cues")
 
 
 @dataclass
@@ -43,7 +42,7 @@ def plan_forget(store: Store, selection: MemoryFilter, keep_sources: bool = Fals
     counts = {"memories": len(memory_ids), "sources": len(source_ids)}
     for table in ("edges", "vectors", "provenance"):
         counts[table] = _count(store, table, OWNED[table], memory_ids)
-    counts["cues"] = sum(_count(store, table, OWNED[table], memory_ids) for table in CUE_TABLES)
+    counts["cues"] = sum(_count(store, table, OWNED[table], memory_ids) for table, _ in CUE_TABLES.values())
     return ForgetPlan(memory_ids, source_ids, counts)
 
 
