@@ -84,12 +84,9 @@ class AntecedentQuerier(Protocol):
 
 def low_information(memory: MemoryView, speakers: set[str]) -> bool:
     """Greetings, thanks, one-word replies, very short turns and bare questions carry nothing to explain."""
-    body = re.sub(r"\[image:[^\]]*\]", "", memory.body).strip()
+    body = CAPTION.sub("", memory.body).strip()
     words = [t for t in content_tokens(body) if t not in speakers]
-    if len(words) < MIN_CONTENT_TOKENS:
-        return True
-    statements = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip() and not s.strip().endswith("?")]
-    if not statements:
+    if len(words) < MIN_CONTENT_TOKENS or not statements(body):
         return True
     return bool(LOW_INFO.match(body)) and len(words) < 2 * MIN_CONTENT_TOKENS
 
@@ -100,9 +97,12 @@ def about_self(memory: MemoryView) -> bool:
     if not memory.speaker:
         return True
     name = re.compile(rf"\b{re.escape(memory.speaker)}\b")
-    body = CAPTION.sub("", memory.body)
-    statements = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip() and not s.strip().endswith("?")]
-    return any(name.search(s) for s in statements)
+    return any(name.search(s) for s in statements(CAPTION.sub("", memory.body)))
+
+
+def statements(body: str) -> list[str]:
+    """The sentences of a text that are not questions."""
+    return [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip() and not s.strip().endswith("?")]
 
 
 def memory_type(memory: MemoryView) -> str:

@@ -91,11 +91,9 @@ class CableLinker:
         self.encoder = encoder
         self.params = params or CableParams()
         self.querier = _component(QUERIERS, self.params.querier, llm)
-        verifier = VERIFIERS[self.params.verifier]
-        if verifier is RulesVerifier:
+        self.verifier = _component(VERIFIERS, self.params.verifier, llm)
+        if isinstance(self.verifier, RulesVerifier):  # its thresholds are part of the recorded parameters
             self.verifier = RulesVerifier(self.params.margin, self.params.floor)
-        else:
-            self.verifier = _component(VERIFIERS, self.params.verifier, llm)
 
     # --- entry points ----------------------------------------------------------------------------
     def link(self, ids: Sequence[int], run_id: int = 0) -> CableReport:

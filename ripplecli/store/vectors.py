@@ -11,8 +11,6 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
-VECTOR_INDEXES: dict[str, str] = {"hnswlib": "ripplecli.store.vectors:HnswIndex"}
-
 SPACE = "cosine"
 M = 16
 EF_CONSTRUCTION = 200
