@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -76,6 +76,7 @@ class Ingestor:
         self.extractor = extractor
         self.progress = progress or (lambda done, total: None)
         self.graph = GraphBuilder(store, settings.graph)
+        self._persons: dict[str, None] | None = None  # persons in the store, read once, extended after each batch
 
     def ingest(self, conversations: Sequence[Conversation], label: str, content_hash: str) -> IngestReport:
         """Ingest parsed conversations; every check runs before the first write."""
@@ -146,6 +147,7 @@ class Ingestor:
         except BaseException:
             self.store.drop_vector_index()
             raise
+        self._stored_persons().update(dict.fromkeys(p for d in drafts for p in d.persons))
         self.store.save_vector_index()
         if self.linker is not None:  # its own transaction: a kill here leaves the batch pending for `link cable`
             linked = self.linker.link(ids, report.run_id)
@@ -162,18 +164,7 @@ class Ingestor:
 
     def _write_failures(self, failures: list[dict], report: IngestReport) -> None:
         """Rows of the `failures` table; fallbacks (not trims, stage "extract:trim") count in the report."""
-        if not failures:
-            return
-        self.store.insert(
-            "failures",
-            {
-                "run_id": [report.run_id] * len(failures),
-                "stage": [f["stage"] for f in failures],
-                "location": [f["location"] for f in failures],
-                "error": [f["error"] for f in failures],
-                "raw_output": [f.get("raw_output") for f in failures],
-            },
-        )
+        self.store.insert_failures(report.run_id, failures)
         report.failures += sum(f["stage"] == "extract" for f in failures)
 
     def _speakers(self, conv: Conversation) -> list[str]:
@@ -201,22 +192,22 @@ class Ingestor:
             )
             session.turns.append(p.turn)
         fresh = Conversation(conv.conversation_id, list(new_sessions.values()))
-        windows = [
-            replace(window, speakers=list(speakers))
-            for window in make_windows(
-                fresh, self.settings.window_turns, self.settings.window_overlap, self._known_persons(conv)
-            )
-        ]
+        known = list(dict.fromkeys([*speakers, *self._stored_persons()]))  # names spaCy misses are still found
+        windows = list(
+            make_windows(fresh, self.settings.window_turns, self.settings.window_overlap, known, speakers=speakers)
+        )
         if hasattr(self.extractor, "extract_many"):
             per_window = self.extractor.extract_many(windows)
         else:
             per_window = [self.extractor.extract(w) for w in windows]
         return [draft for drafts in per_window for draft in drafts]
 
-    def _known_persons(self, conv: Conversation) -> list[str]:
-        """Speakers plus persons already in the store, so names spaCy misses are still found."""
-        stored = [r[0] for r in self.store.con.execute("SELECT DISTINCT person FROM memory_persons").fetchall()]
-        return list(dict.fromkeys([*conv.speakers, *stored]))
+    def _stored_persons(self) -> dict[str, None]:
+        """Persons already in the store (an ordered set), read once per ingest rather than once per conversation."""
+        if self._persons is None:
+            rows = self.store.con.execute("SELECT DISTINCT person FROM memory_persons").fetchall()
+            self._persons = dict.fromkeys(r[0] for r in rows)
+        return self._persons
 
     @staticmethod
     def _memory_cues(conv: Conversation, mid: int, draft: MemoryDraft, positions) -> MemoryCues:

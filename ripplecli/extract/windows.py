@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from ripplecli.errors import InputError
 from ripplecli.model import Conversation, Window, WindowTurn
@@ -18,13 +18,19 @@ def placed_turns(conversation: Conversation) -> list[WindowTurn]:
 
 
 def make_windows(
-    conversation: Conversation, size: int = 40, overlap: int = 2, known_persons: Iterable[str] = ()
+    conversation: Conversation,
+    size: int = 40,
+    overlap: int = 2,
+    known_persons: Iterable[str] = (),
+    speakers: Sequence[str] | None = None,
 ) -> Iterator[Window]:
-    """Windows of `size` turns; each after the first starts with `overlap` context turns already extracted."""
+    """Windows of `size` turns; each after the first starts with `overlap` context turns already extracted.
+
+    `speakers`: every speaker of the chat when `conversation` holds only some of its turns (default: its own)."""
     if size < 1 or not 0 <= overlap < size:
         raise InputError(f"windows need size >= 1 and 0 <= overlap < size (got {size}, {overlap})")
     turns = placed_turns(conversation)
-    speakers, persons = conversation.speakers, list(known_persons)
+    speakers, persons = conversation.speakers if speakers is None else speakers, list(known_persons)
     fresh_start, context_start = 0, 0
     while fresh_start < len(turns):
         end = context_start + size

@@ -261,8 +261,7 @@ class CableLinker:
             },
         )
         self.store.set_meta(f"cable:{channel}", asdict(self.params))
-        if failures:
-            self.store.insert("failures", {"run_id": [run_id] * len(failures), **_columns(failures)})
+        self.store.insert_failures(run_id, failures)
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -285,11 +284,6 @@ def _info(candidate: Candidate, verdict: Any, linker: CableLinker) -> dict[str, 
         "querier": linker.params.querier,
         "verifier": linker.params.verifier,
     }
-
-
-def _columns(failures: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    """Failure rows as columns of the `failures` table."""
-    return {key: [f.get(key) for f in failures] for key in ("stage", "location", "error", "raw_output")}
 
 
 def older_neighbours(index: Any, vectors: np.ndarray, owners: list[int], top: int) -> list[list[tuple[int, float]]]:

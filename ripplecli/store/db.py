@@ -205,6 +205,12 @@ class Store:
             raise
         protect(self.path)  # the WAL DuckDB just wrote holds turn text too
 
+    def insert_failures(self, run_id: int, failures: list[dict[str, Any]]) -> None:
+        """Rows of the `failures` table for one run: stage, location, error and the raw output when there is one."""
+        if failures:
+            columns = {key: [f.get(key) for f in failures] for key in ("stage", "location", "error", "raw_output")}
+            self.insert("failures", {"run_id": [run_id] * len(failures), **columns})
+
     def insert(self, table: str, rows: dict[str, Sequence[Any]], *, skip_existing: bool = False) -> int:
         """Bulk insert column lists in one statement (unnest), far faster than executemany."""
         columns = list(rows)
