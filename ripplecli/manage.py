@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +13,7 @@ from typing import Any, TextIO
 
 from ripplecli.config import GraphParams, Settings
 from ripplecli.errors import InputError, StoreError
+from ripplecli.files import replace_atomically
 from ripplecli.store.browse import MemoryFilter, parse_memory_id
 from ripplecli.store.forget import ForgetPlan
 
@@ -180,12 +179,9 @@ def _write_file(path: Path, lines: Iterable[str]) -> int:
         raise InputError(f"--out {path}: is a folder")
     if not path.parent.is_dir():
         raise InputError(f"--out {path}: folder {path.parent} does not exist")
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            count = _write_lines(lines, stream)
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
-    return count
+
+    def write(temp: Path) -> int:
+        with open(temp, "w", encoding="utf-8", newline="\n") as stream:
+            return _write_lines(lines, stream)
+
+    return replace_atomically(path, write)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ripplecli.errors import InputError, ModelError
+from ripplecli.files import replace_atomically
 
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 NO_MODEL = "no local model configured: pass --model PATH, set RIPPLE_MODEL, or run `ripple config set model.path PATH`"
@@ -101,9 +102,8 @@ def _write(data: dict[str, Any]) -> None:
     """Atomic write: a crash leaves the old file."""
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    replace_atomically(path, lambda temp: temp.write_text(text, encoding="utf-8"))
 
 
 # --- which model ---------------------------------------------------------------------------------

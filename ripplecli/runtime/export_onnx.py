@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import inspect
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
 from ripplecli.config import force_offline
+from ripplecli.files import replace_atomically
 
 OPSET = 17
 OUTPUT_NAME = "token_embeddings"
@@ -31,25 +30,22 @@ def export_onnx(source: Path, target: Path) -> None:
     example = _padded_example(input_names)
     axes = {name: {0: "batch", 1: "sequence"} for name in [*input_names, OUTPUT_NAME]}
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=".export-", suffix=".onnx")
-    os.close(handle)
-    try:
+
+    def export(temp: Path) -> None:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tracer and deprecation notices the user can do nothing about
             torch.onnx.export(
                 _wrap(model, input_names),
                 example,
-                temp_name,
+                str(temp),
                 input_names=input_names,
                 output_names=[OUTPUT_NAME],
                 dynamic_axes=axes,
                 opset_version=OPSET,
                 dynamo=False,
             )
-        os.replace(temp_name, target)
-    finally:
-        if os.path.exists(temp_name):
-            os.unlink(temp_name)
+
+    replace_atomically(target, export)
 
 
 def _padded_example(input_names: list[str]) -> tuple:

@@ -6,7 +6,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import numpy as np
 
 from ripplecli.config import cache_home, force_offline
 from ripplecli.errors import ModelError
+from ripplecli.files import read_json_object, replace_atomically
 from ripplecli.runtime.encoders import model_dir, model_name
 
 log = logging.getLogger(__name__)
@@ -94,13 +94,13 @@ def encoder_key(folder: Path) -> str:
     files = [path for path in (*(folder / name for name in WEIGHT_FILES), folder / "tokenizer.json") if path.is_file()]
     stamp = [[path.name, path.stat().st_size, path.stat().st_mtime_ns] for path in files]
     memo_file = cache_home() / "encoders" / KEY_MEMO
-    memo = _read_json_or_empty(memo_file)
+    memo = read_json_object(memo_file) or {}  # absent or damaged: the memo is only a shortcut
     entry = memo.get(str(folder.resolve()))
     if entry and entry.get("stamp") == stamp:  # hashing 90 MB costs ~0.1 s on every query otherwise
         return entry["key"]
     key = _hash_files(files)
     memo[str(folder.resolve())] = {"stamp": stamp, "key": key}
-    _write_json_atomically(memo_file, memo)
+    _write_memo(memo_file, memo)
     return key
 
 
@@ -187,29 +187,13 @@ def _mean_pool_normalised(token_vectors: np.ndarray, mask: np.ndarray) -> np.nda
     return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-def _read_json_or_empty(path: Path) -> dict:
-    """A JSON object from disk, or {} when absent or damaged (the memo is only a shortcut)."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _write_json_atomically(path: Path, value: dict) -> None:
-    """Best-effort atomic write: a temp file beside `path`, then os.replace; failures only cost a re-hash."""
-    temp_name = None
+def _write_memo(path: Path, value: dict) -> None:
+    """Best-effort atomic write of the key memo; a failure only costs a re-hash next time."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(value, stream)
-        os.replace(temp_name, path)
+        replace_atomically(path, lambda temp: temp.write_text(json.dumps(value), encoding="utf-8"))
     except OSError:
         log.debug("could not write %s", path)
-    finally:
-        if temp_name and os.path.exists(temp_name):
-            os.unlink(temp_name)
 
 
 def _read_json(path: Path):

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from ripplecli.errors import StoreBusyError, StoreError
+from ripplecli.files import read_json_object
 from ripplecli.store import schema
 
 log = logging.getLogger("ripplecli")
@@ -45,15 +46,6 @@ def _chmod(path: Path, mode: int) -> None:
     """chmod that ignores a file removed meanwhile (the WAL comes and goes)."""
     with suppress(FileNotFoundError):
         os.chmod(path, mode)
-
-
-def _read_json(path: Path) -> dict:
-    """A small JSON object (an index's sidecar), {} when absent or unreadable."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _connect(db_path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -146,10 +138,10 @@ class Store:
 
     def _heal_derived_indexes(self) -> None:
         """Rebuild an index a killed writer committed past but never saved (when fresh: two small JSON reads)."""
-        lexical = _read_json(self.path / LEXICAL_DIR / "ripple.json")
+        lexical = read_json_object(self.path / LEXICAL_DIR / "ripple.json") or {}
         if lexical.get("version") != self.version("memories") and self.count("memories"):
             self.refresh_lexical_index()
-        vectors = _read_json(self.path / (VECTOR_FILE + ".meta.json"))
+        vectors = read_json_object(self.path / (VECTOR_FILE + ".meta.json")) or {}
         count = self.count("vectors")
         if (vectors.get("version"), vectors.get("count")) != (self.version("vectors"), count) and (count or vectors):
             self._vectors = None

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import hnswlib
 import numpy as np
+
+from ripplecli.files import read_json_object, replace_atomically
 
 SPACE = "cosine"
 M = 16
@@ -34,7 +34,7 @@ class HnswIndex:
     @classmethod
     def open(cls, path: Path, dim: int) -> HnswIndex:
         """Load `path` when its sidecar describes it; otherwise start empty with meta None (caller rebuilds)."""
-        meta = _read_json(_meta_path(Path(path)))
+        meta = read_json_object(_meta_path(Path(path)))
         if meta is None or meta.get("dim") != dim or not Path(path).is_file():
             return cls(path, dim)
         saved = hnswlib.Index(space=SPACE, dim=dim)
@@ -147,9 +147,9 @@ class HnswIndex:
     def save(self, version: int) -> None:
         """Write the index, then its sidecar, each via a temp file and os.replace so readers never see half."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _replace_atomically(self.path, lambda temp: self._index.save_index(str(temp)))
+        replace_atomically(self.path, lambda temp: self._index.save_index(str(temp)))
         meta = {"count": self.count, "version": version, "dim": self.dim, "deleted": sorted(self._deleted)}
-        _replace_atomically(_meta_path(self.path), lambda temp: temp.write_text(json.dumps(meta)))
+        replace_atomically(_meta_path(self.path), lambda temp: temp.write_text(json.dumps(meta)))
         self._meta = meta
 
 
@@ -169,24 +169,3 @@ def _hits(labels: np.ndarray, distances: np.ndarray) -> Hits:
 def _meta_path(path: Path) -> Path:
     """The sidecar beside the index file."""
     return path.with_name(path.name + ".meta.json")
-
-
-def _read_json(path: Path) -> dict | None:
-    """A JSON object from disk, or None when absent or unreadable."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _replace_atomically(target: Path, write: Callable[[Path], object]) -> None:
-    """Let `write` fill a temp file in target's folder, then move it over target; no temp file survives."""
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
-        write(Path(temp_name))
-        os.replace(temp_name, target)
-    finally:
-        if os.path.exists(temp_name):
-            os.unlink(temp_name)

@@ -1,0 +1,36 @@
+"""Small file helpers every layer shares: atomic replacement and tolerant JSON sidecars."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def replace_atomically(target: Path, write: Callable[[Path], T]) -> T:
+    """Let `write` fill a private (0600) temp file beside `target`, then move it over `target`.
+
+    A crash leaves the old file or the new one, never half of one, and no temp file survives."""
+    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        result = write(Path(temp_name))
+        os.replace(temp_name, target)
+        return result
+    finally:
+        if os.path.exists(temp_name):
+            os.unlink(temp_name)
+
+
+def read_json_object(path: Path) -> dict | None:
+    """A JSON object from disk, or None when absent, unreadable or not an object (sidecars and memos)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
