@@ -79,6 +79,11 @@ class Memory(OwnYourData):
             self._encoder = load_encoder(self.settings.encoder_backend, self.settings.encoder_model)
         return self._encoder
 
+    @encoder.setter
+    def encoder(self, encoder) -> None:
+        """Use another encoder giving the same vectors (the evaluation's per-question cache wraps the real one)."""
+        self._encoder = encoder
+
     def _record_settings(self) -> None:
         """Write settings and encoder identity into meta on first ingest (inside a transaction)."""
         if self.store.get_meta("settings") is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
 import sys
@@ -81,11 +80,6 @@ def locomo_dev() -> Path:
     if not LOCOMO_DEV.exists():
         pytest.skip("shared/data/locomo-dev.json is not beside the repo")
     return LOCOMO_DEV
-
-
-def cpu_count() -> int:
-    """Cores available, for tests that report timings."""
-    return os.cpu_count() or 1
 
 
 # --- local model (issue 4) -------------------------------------------------------------------------

@@ -115,7 +115,7 @@ def run(plan: EvalPlan, progress: Progress | None = None, settings: Any = None) 
             with Memory(store_dir(plan.config.out, sample)) as memory:
                 _ingest(plan, sample, memory, settings, report)
                 _link(plan, sample, memory, report)
-                memory._encoder = QueryVectors(memory.encoder)  # same vectors, encoded once for all modes
+                memory.encoder = QueryVectors(memory.encoder)  # same vectors, encoded once for all modes
                 started = time.perf_counter()
                 done = _ask_all(plan, sample, memory, journal, report, (done, total))
                 plan.timing["ask_seconds"] += time.perf_counter() - started

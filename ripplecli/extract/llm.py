@@ -135,11 +135,7 @@ class LLMExtractor:
     name = "llm"
     needs_llm = True
 
-    def __init__(self, llm: Any = None, turns_per_call: int = TURNS_PER_CALL):
-        if llm is None:
-            from ripplecli.models import load_llm
-
-            llm = load_llm()
+    def __init__(self, llm: Any, turns_per_call: int = TURNS_PER_CALL):
         self.llm = llm
         self.turns_per_call = turns_per_call
         self.log = CallLog()

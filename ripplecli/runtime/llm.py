@@ -180,12 +180,10 @@ class ModelOptions:
 class LlamaCppLLM:
     """A GGUF instruction model through llama-cpp-python, chat template from the GGUF metadata."""
 
-    def __init__(self, path: str | Path, options: ModelOptions | None = None, **overrides: Any):
+    def __init__(self, path: str | Path, options: ModelOptions | None = None):
         from ripplecli.runtime.gguf_info import check_instruct
 
         self.options = options or ModelOptions()
-        for key, value in overrides.items():
-            setattr(self.options, key, value)
         self.info = check_instruct(path)
         self.path = Path(self.info.path)
         self.n_ctx = min(self.options.n_ctx, self.info.context_length or self.options.n_ctx)
