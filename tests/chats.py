@@ -39,6 +39,20 @@ def counts(memory: Memory) -> dict[str, int]:
     return {table: memory.store.count(table) for table in TABLES}
 
 
+def stored_counts(path: Path) -> dict[str, int]:
+    """Row counts of every table of a store on disk, opened read-only."""
+    with Memory(path, read_only=True) as memory:
+        return counts(memory)
+
+
+def one_error_line(result) -> str:
+    """The single stderr line of a failed command."""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("ripple: error: ")
+    return lines[0]
+
+
 def session(number: int, turns: list[tuple[str, str]], day: datetime | None = None) -> dict:
     """A native-format session with explicit turn ids."""
     when = day or datetime(2023, 5, number, 18, 0)

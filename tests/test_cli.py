@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from chats import CHAT_1, CHAT_2, counts, new_memory, session, write_chat
-from typer.testing import CliRunner
+from chats import CHAT_1, CHAT_2, new_memory, one_error_line, run, session, stored_counts, write_chat
 
 from ripplecli.api import Memory
-from ripplecli.cli import app
 
 FUZZ = Path(__file__).parent / "fuzz"
 
@@ -22,25 +20,6 @@ def store(tmp_path, fake_settings, fake_extractor) -> Path:
     with new_memory(tmp_path / "store", fake_settings) as memory:
         memory.ingest(chat)
     return tmp_path / "store"
-
-
-def run(*args: str):
-    """Invoke the ripple command in process."""
-    return CliRunner().invoke(app, list(args))
-
-
-def table_counts(path: Path) -> dict[str, int]:
-    """Row counts of every table of a store, read only."""
-    with Memory(path, read_only=True) as memory:
-        return counts(memory)
-
-
-def one_error_line(result) -> str:
-    """The single stderr line of a failed command."""
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("ripple: error: ")
-    return lines[0]
 
 
 def _write(path: Path, data: bytes | str) -> Path:
@@ -62,16 +41,16 @@ BAD_INPUTS = {
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_bad_file_is_one_line_exit_2_and_store_unchanged(store, tmp_path, name):
-    before = table_counts(store)
+    before = stored_counts(store)
     bad = _write(tmp_path / name, BAD_INPUTS[name])
     result = run("ingest", str(bad), "--store", str(store))
     assert result.exit_code == 2
     assert name in one_error_line(result)
-    assert table_counts(store) == before
+    assert stored_counts(store) == before
 
 
 def test_directory_unknown_format_and_missing_file(store, tmp_path):
-    before = table_counts(store)
+    before = stored_counts(store)
     good = write_chat(tmp_path / "good.json", [session(3, CHAT_1)], "other")
     (tmp_path / "folder").mkdir()
     cases = [
@@ -83,7 +62,7 @@ def test_directory_unknown_format_and_missing_file(store, tmp_path):
     for args, expected in cases:
         result = run(*args, "--store", str(store))
         assert result.exit_code == 2 and expected in one_error_line(result), args
-    assert table_counts(store) == before
+    assert stored_counts(store) == before
 
 
 def test_ingest_prints_a_summary_and_json(store, tmp_path):
@@ -178,15 +157,15 @@ def test_every_fuzz_file_through_ingest_into_one_store(tmp_path, fake_settings, 
         memory.ingest(write_chat(tmp_path / "seed.json", [session(1, CHAT_1)]))
     store, seen, clashes = str(tmp_path / "store"), {}, []
     for path in sorted(FUZZ.glob("*.json")):
-        before = table_counts(tmp_path / "store")
+        before = stored_counts(tmp_path / "store")
         result = run("ingest", str(path), "--store", store)
         if path.name.startswith("ok_") and not _stored_elsewhere(path, seen):
             assert result.exit_code == 0, f"{path.name}: {result.stderr}"
-            assert table_counts(tmp_path / "store")["ingest_runs"] == before["ingest_runs"] + 1
+            assert stored_counts(tmp_path / "store")["ingest_runs"] == before["ingest_runs"] + 1
             continue
         assert result.exit_code == 2, path.name
         line = one_error_line(result)
-        assert path.name in line and table_counts(tmp_path / "store") == before, path.name
+        assert path.name in line and stored_counts(tmp_path / "store") == before, path.name
         if path.name.startswith("ok_"):  # same conversation and turn ids as an earlier ok file, other text
             assert "already stored with different content" in line
             clashes.append(path.name)

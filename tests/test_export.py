@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from chats import CHAT_1, CHAT_2, CHAT_3, counts, new_memory, run, session, write_chat
+from chats import CHAT_1, CHAT_2, CHAT_3, counts, new_memory, run, session, stored_counts, write_chat
 
 from ripplecli.api import Memory
 
@@ -60,17 +60,11 @@ def test_the_document_shape(store, tmp_path):
 
 def test_import_refuses_a_non_empty_store(store, tmp_path):
     export(store, tmp_path / "out.jsonl")
-    before = _counts(store)
+    before = stored_counts(store)
     result = run("import", str(tmp_path / "out.jsonl"), "--store", str(store))
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "is not empty (9 memories, 9 sources)" in result.stderr
-    assert _counts(store) == before
-
-
-def _counts(path: Path) -> dict[str, int]:
-    """Row counts of every table."""
-    with Memory(path, read_only=True) as memory:
-        return counts(memory)
+    assert stored_counts(store) == before
 
 
 @pytest.mark.parametrize(
@@ -89,7 +83,7 @@ def test_a_damaged_export_is_one_line_and_writes_nothing(store, tmp_path, damage
     bad.write_text("\n".join(damage(lines)) + "\n", encoding="utf-8")
     result = run("import", str(bad), "--store", str(tmp_path / "copy"))
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
-    assert _counts(tmp_path / "copy")["memories"] == 0
+    assert stored_counts(tmp_path / "copy")["memories"] == 0
 
 
 def test_export_to_a_missing_folder_is_one_line(store, tmp_path):

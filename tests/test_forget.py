@@ -7,7 +7,18 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from chats import CHAT_1, CHAT_2, CHAT_3, SECRET, SECRET_CHAT, counts, new_memory, run, session, write_chat
+from chats import (
+    CHAT_1,
+    CHAT_2,
+    CHAT_3,
+    SECRET,
+    SECRET_CHAT,
+    new_memory,
+    run,
+    session,
+    stored_counts,
+    write_chat,
+)
 
 from ripplecli.api import Memory
 
@@ -100,20 +111,14 @@ def test_forgotten_text_is_in_no_file_of_the_store(store):
 
 
 def test_forget_asks_first_and_no_leaves_everything(store):
-    before = _counts(store)
+    before = stored_counts(store)
     mid = secret_id(store)
     result = run("forget", str(mid), "--store", str(store), stdin="n\n")
     assert result.exit_code == 1
     assert "will forget: 1 memories, 1 edges, 1 vectors, 5 cues, 1 provenance, 1 sources" in result.stderr
-    assert "nothing was forgotten" in result.stderr and _counts(store) == before
+    assert "nothing was forgotten" in result.stderr and stored_counts(store) == before
     agreed = run("forget", str(mid), "--store", str(store), stdin="y\n")
     assert agreed.exit_code == 0 and "forgot: 1 memories" in agreed.stdout
-
-
-def _counts(path: Path) -> dict[str, int]:
-    """Row counts of every table."""
-    with Memory(path, read_only=True) as memory:
-        return counts(memory)
 
 
 def test_forget_a_conversation_removes_it_everywhere(store):
@@ -173,16 +178,16 @@ def secret_id_in(memory: Memory) -> int:
     ],
 )
 def test_forget_mistakes_are_one_line_exit_2(store, args, message):
-    before = _counts(store)
+    before = stored_counts(store)
     result = run("forget", *args, "--yes", "--store", str(store))
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
-    assert _counts(store) == before
+    assert stored_counts(store) == before
 
 
 def test_forget_nothing_matching_changes_nothing(store):
-    before = _counts(store)
+    before = stored_counts(store)
     result = run("forget", "--person", "nobody", "--yes", "--store", str(store))
-    assert result.exit_code == 0 and "nothing matches" in result.stdout and _counts(store) == before
+    assert result.exit_code == 0 and "nothing matches" in result.stdout and stored_counts(store) == before
 
 
 def test_forgotten_ids_are_not_reused(tmp_path, fake_settings) -> None:

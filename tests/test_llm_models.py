@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from chats import one_error_line, run
 
-from ripplecli.cli import app
 from ripplecli.errors import ModelError
 from ripplecli.models import discover, load_config, ollama_models, resolve_model, set_config
 from ripplecli.runtime import gguf_info
@@ -34,19 +33,6 @@ def write_gguf(path: Path, chat_template: bool = True, context: int = 1024) -> P
     writer.write_tensors_to_file()
     writer.close()
     return path
-
-
-def run(*args: str):
-    """The ripple command in process."""
-    return CliRunner().invoke(app, list(args))
-
-
-def one_error_line(result) -> str:
-    """The single stderr line of a failed command."""
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("ripple: error: ")
-    return lines[0]
 
 
 # --- GGUF headers --------------------------------------------------------------------------------
