@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ripplecli.errors import RippleError
@@ -71,3 +72,16 @@ def open_memory(store: Path | None, *, read_only: bool = False, create: bool = T
 def interactive() -> bool:
     """Whether progress bars make sense (a terminal, not CI logs or pipes)."""
     return console.is_terminal and not os.environ.get("CI")
+
+
+def progress_bar(*columns: ProgressColumn) -> Progress:
+    """Long work's bar: what it is, done of total, then `columns` (a rate, elapsed time) and the ETA."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *columns,
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import TimeElapsedColumn
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, console, print_json, user_errors
+from ripplecli.cli.common import JsonOption, console, print_json, progress_bar, user_errors
 
 eval_app = typer.Typer(help="Measure recall quality on LoCoMo (DESIGN §6), offline.", no_args_is_help=True)
 
@@ -17,19 +17,6 @@ eval_app = typer.Typer(help="Measure recall quality on LoCoMo (DESIGN §6), offl
 def _split(value: str | None) -> list[str] | None:
     """A comma-separated option as a list (None when not given)."""
     return [part.strip() for part in value.split(",") if part.strip()] if value else None
-
-
-def _progress_bar() -> Progress:
-    """Questions asked and the ETA: a full run takes minutes."""
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
 
 
 @eval_app.command("locomo")
@@ -50,7 +37,7 @@ def locomo(
 
     config = EvalConfig(file, out, _split(conversations), k, _split(modes), answer, budget_tokens)
     plan = prepare(config)  # every argument checked before any work
-    with _progress_bar() as bar:
+    with progress_bar(TimeElapsedColumn()) as bar:
         tasks: dict[str, Any] = {}
 
         def advance(stage: str, done: int, total: int) -> None:

@@ -7,25 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import TextColumn
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, progress_bar, user_errors
 from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
-
-
-def _progress_bar() -> Progress:
-    """Turns/s and ETA: ingest of a long history takes a while."""
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
 
 
 def _summary(reports: list) -> Table:
@@ -71,7 +58,7 @@ def ingest(
 
         load_llm(model)  # an unusable model is one line before the store is touched
     reports = []
-    with open_memory(store) as memory, _progress_bar() as bar:
+    with open_memory(store) as memory, progress_bar(TextColumn("{task.fields[rate]}")) as bar:
         memory.model = model
         for path, conversations in parsed:
             task = bar.add_task(path.name, total=None, rate="")

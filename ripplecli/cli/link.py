@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ripplecli.cli.common import (
@@ -15,23 +14,12 @@ from ripplecli.cli.common import (
     facts_table,
     open_memory,
     print_json,
+    progress_bar,
     user_errors,
 )
 from ripplecli.cli.models import ModelOption
 
 link_app = typer.Typer(help="Build extra links between memories.", no_args_is_help=True)
-
-
-def _progress_bar() -> Progress:
-    """Memories linked and the ETA: a long history takes a while."""
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
 
 
 def _summary(report) -> Table:
@@ -60,7 +48,7 @@ def cable(
         from ripplecli.models import load_llm
 
         load_llm(model)  # an unusable model is one line before the store is touched
-    with open_memory(store) as memory, _progress_bar() as bar:
+    with open_memory(store) as memory, progress_bar() as bar:
         memory.model = model
         task = bar.add_task("linking", total=None)
         report = memory.link(
