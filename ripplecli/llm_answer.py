@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.answer import extractive_answer
-from ripplecli.runtime.llm import CallLog, prompt_budget, prompt_tokens, structured, with_enum
+from ripplecli.runtime.llm import CallLog, fit_evidence, structured, with_enum
 from ripplecli.trace import Evidence
 
 SHOWN = 10
@@ -45,22 +45,11 @@ def _date(e: Evidence) -> str | None:
     return e.sources[0].timestamp[:10] if e.sources and e.sources[0].timestamp else None
 
 
-def fit(llm: Any, question: str, evidence: list[Evidence]) -> tuple[list[Evidence], str | None]:
-    """The best-ranked evidence that fits the context, and what was left out."""
-    shown = evidence[:SHOWN]
-    while len(shown) > 1 and prompt_tokens(llm, messages(question, shown)) > prompt_budget(llm):
-        shown = shown[:-1]
-    limit = min(len(evidence), SHOWN)
-    if len(shown) < limit:
-        return shown, f"evidence trimmed to {len(shown)} of {limit} memories to fit the context"
-    return shown, None
-
-
 def llm_answer(llm: Any, question: str, evidence: list[Evidence], log: CallLog) -> dict[str, Any]:
     """A short model answer citing evidence ids, or the extractive answer when the model's output is unusable."""
     if not evidence:
         return {"method": "llm", "text": "", "citations": [], "note": "no evidence to answer from"}
-    shown, trimmed = fit(llm, question, evidence)
+    shown, trimmed = fit_evidence(llm, evidence, lambda some: messages(question, some), SHOWN, floor=1)
     ids = [e.memory_id for e in shown]
     schema = with_enum(AnswerOut.model_json_schema(), ("properties", "citations", "items"), ids)
     out, failure = structured(llm, messages(question, shown), AnswerOut, "answer", log, schema=schema)

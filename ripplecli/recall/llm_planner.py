@@ -15,7 +15,7 @@ from ripplecli.cues import canonical_name
 from ripplecli.recall.llm_query import Day, Name, parse_days
 from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, RulesPlanner, Target
 from ripplecli.recall.query import QueryCues
-from ripplecli.runtime.llm import CallLog, prompt_budget, prompt_tokens, structured, with_enum
+from ripplecli.runtime.llm import CallLog, fit_evidence, structured, with_enum
 
 SHOWN = 20  # evidence the model reads; more is trimmed (and recorded) when it does not fit
 MIN_SHOWN = 3
@@ -63,7 +63,7 @@ class LLMPlanner:
         rules = self.fallback.plan(cues, evidence, speakers)
         if not evidence:
             return rules
-        shown, trimmed = self._fit(cues, evidence)
+        shown, trimmed = fit_evidence(self.llm, evidence, lambda some: self.messages(cues, some), SHOWN, MIN_SHOWN)
         schema = with_enum(
             PlanOut.model_json_schema(), ("properties", "anchors", "items"), [c.memory_id for c in shown]
         )
@@ -80,15 +80,6 @@ class LLMPlanner:
         lines = [json.dumps({"id": c.memory_id, "text": c.restatement}) for c in shown]
         user = f"Question: {json.dumps(cues.text)}\nMemories found so far:\n" + "\n".join(lines)
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
-
-    def _fit(self, cues: QueryCues, evidence: list[Candidate]) -> tuple[list[Candidate], str | None]:
-        """The strongest evidence that fits the context; says how much was left out."""
-        shown = evidence[:SHOWN]
-        while len(shown) > MIN_SHOWN and prompt_tokens(self.llm, self.messages(cues, shown)) > prompt_budget(self.llm):
-            shown = shown[:-1]
-        if len(shown) < min(len(evidence), SHOWN):
-            return shown, f"evidence trimmed to {len(shown)} of {min(len(evidence), SHOWN)} memories to fit the context"
-        return shown, None
 
     @staticmethod
     def _merge(out: PlanOut, rules: Plan, known: set[int]) -> Plan:

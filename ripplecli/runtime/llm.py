@@ -10,7 +10,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -157,6 +157,20 @@ def prompt_tokens(llm: Any, messages: Messages) -> int:
 def prompt_budget(llm: Any) -> int:
     """Tokens left for the prompt once the answer's room (max_tokens) is reserved."""
     return int(getattr(llm, "n_ctx", 4096)) - int(getattr(llm, "max_tokens", 512)) - 16
+
+
+def fit_evidence(
+    llm: Any, evidence: list[Any], build: Callable[[list[Any]], Messages], cap: int, floor: int
+) -> tuple[list[Any], str | None]:
+    """The best-ranked evidence (at most `cap`, never fewer than `floor`) whose prompt fits the context, and a note
+    saying how much was left out."""
+    shown = evidence[:cap]
+    while len(shown) > floor and prompt_tokens(llm, build(shown)) > prompt_budget(llm):
+        shown = shown[:-1]
+    limit = min(len(evidence), cap)
+    if len(shown) < limit:
+        return shown, f"evidence trimmed to {len(shown)} of {limit} memories to fit the context"
+    return shown, None
 
 
 # --- llama.cpp backend ---------------------------------------------------------------------------
