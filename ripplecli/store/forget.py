@@ -99,18 +99,11 @@ def _orphaned_sources(store: Store, selection: MemoryFilter, memory_ids: list[in
 
 
 def _source_condition(selection: MemoryFilter) -> tuple[str, list]:
-    """The selection applied to the sources table, when it can be (not for ids or persons)."""
-    if selection.ids or selection.person:
+    """The selection applied to the sources table, when it can be (not for ids or persons): sources carry the same
+    conversation, session and date columns the memories' filter uses."""
+    if selection.ids or selection.person or selection.empty:
         return "", []
-    fields = {
-        "conversation": "conversation_id = ?",
-        "session": "session_id = ?",
-        "since": "session_ts >= ?",
-        "until": "session_ts <= ?",
-        "before": "session_ts < ?",
-    }
-    parts = [(clause, getattr(selection, name)) for name, clause in fields.items() if getattr(selection, name)]
-    return " AND ".join(c for c, _ in parts), [v for _, v in parts]
+    return selection.where()
 
 
 def _count(store: Store, table: str, condition: str, ids: list[int]) -> int:
