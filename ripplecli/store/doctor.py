@@ -42,36 +42,33 @@ def _rows_check(name: str, sql: str, what: str) -> Callable[[Store], Finding]:
     return check
 
 
-ORPHANS: dict[str, tuple[str, str]] = {
-    "orphan edges": (
-        "SELECT count(*) FROM edges WHERE src NOT IN (SELECT memory_id FROM memories) "
-        "OR dst NOT IN (SELECT memory_id FROM memories)",
-        "edges touch a missing memory",
-    ),
+ORPHAN_CHECKS: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {  # name: (table.column pairs, what a hit is)
+    "orphan edges": ((("edges", "src"), ("edges", "dst")), "edges touch a missing memory"),
     "orphan cues": (
-        "SELECT (SELECT count(*) FROM memory_persons WHERE memory_id NOT IN (SELECT memory_id FROM memories))"
-        " + (SELECT count(*) FROM memory_locations WHERE memory_id NOT IN (SELECT memory_id FROM memories))"
-        " + (SELECT count(*) FROM memory_cues WHERE memory_id NOT IN (SELECT memory_id FROM memories))",
+        (("memory_persons", "memory_id"), ("memory_locations", "memory_id"), ("memory_cues", "memory_id")),
         "cue rows of a missing memory",
     ),
-    "orphan provenance": (
-        "SELECT count(*) FROM provenance WHERE memory_id NOT IN (SELECT memory_id FROM memories)",
-        "provenance rows of a missing memory",
-    ),
-    "orphan vectors": (
-        "SELECT count(*) FROM vectors WHERE memory_id NOT IN (SELECT memory_id FROM memories)",
-        "vectors of a missing memory",
-    ),
+    "orphan provenance": ((("provenance", "memory_id"),), "provenance rows of a missing memory"),
+    "orphan vectors": ((("vectors", "memory_id"),), "vectors of a missing memory"),
 }
-ORPHAN_COLUMNS = (
-    ("edges", "src"),
-    ("edges", "dst"),
-    ("memory_persons", "memory_id"),
-    ("memory_locations", "memory_id"),
-    ("memory_cues", "memory_id"),
-    ("provenance", "memory_id"),
-    ("vectors", "memory_id"),
-)
+ORPHAN_COLUMNS = tuple(pair for pairs, _ in ORPHAN_CHECKS.values() for pair in pairs)
+
+
+def orphan_count_sql(pairs: tuple[tuple[str, str], ...]) -> str:
+    """Rows (each counted once) of these tables whose memory column points at no memory."""
+    columns: dict[str, list[str]] = {}
+    for table, column in pairs:
+        columns.setdefault(table, []).append(column)
+    counts = [
+        f"(SELECT count(*) FROM {table} WHERE "
+        + " OR ".join(f"{c} NOT IN (SELECT memory_id FROM memories)" for c in cols)
+        + ")"
+        for table, cols in columns.items()
+    ]
+    return "SELECT " + " + ".join(counts)
+
+
+ORPHANS = {name: (orphan_count_sql(pairs), what) for name, (pairs, what) in ORPHAN_CHECKS.items()}
 INTEGRITY: dict[str, tuple[str, str]] = {
     "memories without sources": (
         "SELECT count(*) FROM memories WHERE memory_id NOT IN "
