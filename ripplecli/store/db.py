@@ -17,6 +17,7 @@ from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.files import read_json_object
 from ripplecli.store import schema
 
+DEFAULT_DIM = 384  # all-MiniLM-L6-v2, the default encoder
 log = logging.getLogger("ripplecli")
 
 DB_FILE = "ripple.duckdb"
@@ -197,6 +198,11 @@ class Store:
             raise
         protect(self.path)  # the WAL DuckDB just wrote holds turn text too
 
+    @property
+    def encoder_dim(self) -> int:
+        """Width of the stored vectors (the encoder's, recorded at first ingest; MiniLM's 384 before that)."""
+        return int(self.get_meta("encoder_dim", DEFAULT_DIM))
+
     def insert_failures(self, run_id: int, failures: list[dict[str, Any]]) -> None:
         """Rows of the `failures` table for one run: stage, location, error and the raw output when there is one."""
         if failures:
@@ -236,7 +242,7 @@ class Store:
         if self._vectors is None:
             from ripplecli.store.vectors import HnswIndex
 
-            dim = int(self.get_meta("encoder_dim", 384))
+            dim = self.encoder_dim
             index = HnswIndex.open(self.path / VECTOR_FILE, dim)
             count = self.count("vectors")
             saved = index.meta or {}
@@ -251,7 +257,7 @@ class Store:
         """Rebuild the hnswlib index from the vectors table and save it: no deleted slot (or its bytes) survives."""
         from ripplecli.store.vectors import HnswIndex
 
-        self._vectors = HnswIndex(self.path / VECTOR_FILE, int(self.get_meta("encoder_dim", 384)))
+        self._vectors = HnswIndex(self.path / VECTOR_FILE, self.encoder_dim)
         self._fill_from_table(self._vectors)
 
     def _fill_from_table(self, index: Any) -> None:
@@ -300,6 +306,6 @@ class Store:
         import numpy as np
 
         rows = self.con.execute("SELECT memory_id, vector FROM vectors ORDER BY memory_id").fetchall()
-        dim = int(self.get_meta("encoder_dim", 384))
+        dim = self.encoder_dim
         matrix = np.array([r[1] for r in rows], dtype=np.float32).reshape(len(rows), dim)
         return [r[0] for r in rows], matrix

@@ -98,7 +98,7 @@ def check_vector_index(store: Store) -> Finding:
     from ripplecli.store.vectors import HnswIndex
 
     count, version = store.count("vectors"), store.version("vectors")
-    index = HnswIndex.open(store.path / VECTOR_FILE, int(store.get_meta("encoder_dim", 384)))
+    index = HnswIndex.open(store.path / VECTOR_FILE, store.encoder_dim)
     saved = index.meta
     if saved is None:
         if count == 0:
