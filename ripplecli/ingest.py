@@ -159,8 +159,9 @@ class Ingestor:
 
     def _take_failures(self) -> list[dict]:
         """Windows an extractor could not handle itself (an LLM falling back to the rules), to record."""
-        take = getattr(self.extractor, "take_failures", None)
-        return take() if take else []
+        from ripplecli.runtime.llm import take_failures
+
+        return take_failures(self.extractor)
 
     def _write_failures(self, failures: list[dict], report: IngestReport) -> None:
         """Rows of the `failures` table; fallbacks (not trims, stage "extract:trim") count in the report."""

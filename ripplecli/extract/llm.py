@@ -18,6 +18,7 @@ from ripplecli.cues import canonical_name, unique
 from ripplecli.model import MemoryDraft, Window, WindowTurn
 from ripplecli.runtime.llm import (
     CallLog,
+    FailureLog,
     count_tokens,
     failure_row,
     prompt_budget,
@@ -129,7 +130,7 @@ class Chunk:
         return replace(self.window, turns=turns)
 
 
-class LLMExtractor:
+class LLMExtractor(FailureLog):
     """Memories written by the local model under a JSON schema; the rules take over a chunk that fails."""
 
     name = "llm"
@@ -174,11 +175,6 @@ class LLMExtractor:
             for (index, _), drafts in zip(fallback, ruled, strict=True):
                 per_window[index] += drafts
         return [sorted(drafts, key=lambda d: _order(windows[i], d)) for i, drafts in enumerate(per_window)]
-
-    def take_failures(self) -> list[dict[str, Any]]:
-        """Failures since the last call (rows for the store's `failures` table)."""
-        taken, self.failures = self.failures, []
-        return taken
 
     # --- chunks and prompts ------------------------------------------------------------------------
     def chunks(self, window: Window) -> list[Chunk]:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Annotated, Any, Protocol
 
 from ripplecli.cues import content_tokens
+from ripplecli.runtime.llm import FailureLog
 
 MAX_QUERIES = 3
 CAPTION = re.compile(r"\[image:[^\]]*\]")  # an image caption inside a turn
@@ -165,7 +166,7 @@ def _query_model() -> Any:
     return QueriesOut
 
 
-class LLMQuerier:
+class LLMQuerier(FailureLog):
     """Queries written by the local model under a JSON schema; the rules take over when its output is invalid."""
 
     name = "llm"

@@ -29,6 +29,7 @@ from ripplecli.graph.antecedents import (
 )
 from ripplecli.graph.edges import Edge
 from ripplecli.graph.verifiers import VERIFIERS, Candidate, RulesVerifier, concept_words, rare_shared
+from ripplecli.runtime.llm import take_failures
 from ripplecli.store.db import Store
 
 CHANNELS = {True: "antecedent", False: "antecedent-nosub"}  # the ablation lives beside the real links
@@ -226,12 +227,7 @@ class CableLinker:
 
     def _failures(self) -> list[dict[str, Any]]:
         """Model calls that fell back to the rules since the last batch."""
-        taken = []
-        for part in (self.querier, self.verifier):
-            taken += getattr(part, "failures", [])
-            if hasattr(part, "failures"):
-                part.failures = []
-        return taken
+        return take_failures(self.querier, self.verifier)
 
     def _write(self, views: list[MemoryView], edges, failures: list[dict[str, Any]], run_id: int) -> None:
         """Replace the batch's incoming links of this variant and mark the batch done (caller's transaction)."""

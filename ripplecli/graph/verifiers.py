@@ -17,6 +17,7 @@ from typing import Annotated, Any, Protocol
 
 from ripplecli.cues import content_tokens
 from ripplecli.graph.antecedents import CAPTION, GENERIC_CUES, AntecedentQuery, MemoryView, about_self
+from ripplecli.runtime.llm import FailureLog
 
 ACCEPTED_RELATIONS = ("cause", "motivation", "enabling event", "background", "prior state")
 
@@ -137,7 +138,7 @@ def _verdict_model() -> Any:
     return VerdictsOut
 
 
-class LLMVerifier:
+class LLMVerifier(FailureLog):
     """The local model names the relation of each candidate; the rules verify when its output stays invalid."""
 
     name = "llm"

@@ -70,6 +70,22 @@ def failure_row(stage: str, location: str, failure: Failure | str | None, raw_ou
     return {"stage": stage, "location": location, "error": failure or "no output", "raw_output": raw_output}
 
 
+class FailureLog:
+    """Keeps a model component's fallbacks as `failures` rows until the writer takes them for the store."""
+
+    failures: list[dict]
+
+    def take_failures(self) -> list[dict]:
+        """Failures since the last call (rows for the store's `failures` table)."""
+        taken, self.failures = self.failures, []
+        return taken
+
+
+def take_failures(*components: Any) -> list[dict]:
+    """Every failure the components (those that log any) kept since the last call."""
+    return [row for part in components if isinstance(part, FailureLog) for row in part.take_failures()]
+
+
 @dataclass
 class CallLog:
     """Every call a component made, for the trace (`llm_calls`) and the ingest report."""
