@@ -192,7 +192,7 @@ class Ingestor:
                 p.session.session_id, Session(p.session.session_id, p.session.timestamp, [])
             )
             session.turns.append(p.turn)
-        fresh = Conversation(conv.conversation_id, list(new_sessions.values()))
+        fresh = Conversation(conv.conversation_id, list(new_sessions.values()), conv.title)
         known = list(dict.fromkeys([*speakers, *self._stored_persons()]))  # names spaCy misses are still found
         windows = list(
             make_windows(fresh, self.settings.window_turns, self.settings.window_overlap, known, speakers=speakers)

@@ -13,6 +13,8 @@ class Turn:
     turn_id: str
     speaker: str
     text: str
+    said_at: datetime | None = None  # the message's own timestamp, when the export has one (naive UTC)
+    role: str = ""  # "owner" (the store's owner wrote it), "assistant" (an AI assistant), "" (unknown / a person)
 
 
 @dataclass
@@ -30,6 +32,7 @@ class Conversation:
 
     conversation_id: str
     sessions: list[Session] = field(default_factory=list)
+    title: str | None = None  # the export's own title, shown beside the id
 
     @property
     def speakers(self) -> list[str]:

@@ -109,7 +109,7 @@ def _with_turns(conversations: list[Conversation], name: str) -> list[Conversati
     for conversation in conversations:
         sessions = [session for session in conversation.sessions if session.turns]
         if sessions:
-            kept.append(Conversation(conversation.conversation_id, sessions))
+            kept.append(Conversation(conversation.conversation_id, sessions, conversation.title))
     if not kept:
         raise InputError(f"{name}: holds no chat turns")
     return kept
