@@ -32,6 +32,16 @@ def peak_rss_mb() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
+def parse_seconds(data: Path, repeat: int) -> float:
+    """Median time to read and validate the whole chat file (the reader, before any write)."""
+    times = []
+    for _ in range(max(repeat, 1)):
+        started = time.perf_counter()
+        read_conversations(data)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 def warm_up(conversation: Conversation) -> float:
     """Load the encoder, spaCy and dateparser once, so the timed runs measure ingest and not model loading."""
     started = time.perf_counter()
@@ -131,6 +141,8 @@ def main() -> None:
         conversations = [c for c in conversations if c.conversation_id in wanted]
     load = os.getloadavg()
     print(f"data {args.data} · {len(conversations)} conversations · repeat {args.repeat} · load {load[0]:.2f}")
+    parsed = parse_seconds(args.data, args.repeat)
+    print(f"parse {args.data.name} (read + validate, median of {args.repeat}): {parsed:.3f} s")
     print(f"warm-up (encoder, spaCy, dateparser load + one session): {warm_up(conversations[0]):.2f} s")
     rows = []
     for conversation in conversations:

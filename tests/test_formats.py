@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -121,12 +120,11 @@ def test_chatgpt_follows_only_the_current_branch() -> None:
     ]
 
 
-def test_whole_locomo_file_parses_fast() -> None:
+def test_whole_locomo_file_parses() -> None:
+    """How fast is a figure of bench/ingest.py (its `parse` line), not an assertion here."""
     if not LOCOMO_DEV.exists():
         pytest.skip("LoCoMo dev file not available")
-    started = time.perf_counter()
     conversations = read_conversations(LOCOMO_DEV)
-    assert time.perf_counter() - started < 0.5
     assert len(conversations) == 5
     assert sum(len(s.turns) for c in conversations for s in c.sessions) > 2000
 
