@@ -103,11 +103,9 @@ class Memory(OwnYourData):
 
     def _extractor(self, name: str | None):
         """The extractor chosen by name from the registry (the LLM one gets the configured model)."""
-        from ripplecli.extract.base import EXTRACTORS
-        from ripplecli.registry import resolve
+        from ripplecli.registry import EXTRACTORS
 
-        cls = resolve(EXTRACTORS, "extractor", name or self.settings.extractor)
-        return cls(llm=self.llm) if getattr(cls, "needs_llm", False) else cls()
+        return EXTRACTORS.create(name or self.settings.extractor, lambda: self.llm)
 
     # --- write ------------------------------------------------------------------------------
     def ingest(
@@ -158,7 +156,8 @@ class Memory(OwnYourData):
         """The CABLE linker for `links` ("cable": rules, "cable-llm": the configured model), or None."""
         if links in (None, "none"):
             return None
-        from ripplecli.graph.cable import LINKS, CableLinker, CableParams
+        from ripplecli.graph.cable import CableLinker, CableParams
+        from ripplecli.registry import LINKS
 
         if links not in LINKS:
             raise InputError(f"unknown --links '{links}' (choose from: none, {', '.join(LINKS)})")
@@ -231,30 +230,24 @@ class Memory(OwnYourData):
         `planner` and `analyzer` ("rules" or "llm") choose independently where the local model is used."""
         from ripplecli.answer import answer_for
         from ripplecli.recall.pipeline import Recaller, RecallParams
-        from ripplecli.recall.planner import PLANNERS
-        from ripplecli.recall.query import QUERY_ANALYZERS
-        from ripplecli.registry import resolve
+        from ripplecli.registry import PLANNERS, QUERY_ANALYZERS
         from ripplecli.runtime.llm import CallLog
 
         if answer not in ANSWER_MODES:
             raise InputError(f"unknown answer mode '{answer}' (choose from: {', '.join(ANSWER_MODES)})")
-        planner_class = resolve(PLANNERS, "planner", planner)
-        analyzer_class = resolve(QUERY_ANALYZERS, "analyzer", analyzer)
         log = CallLog()
+        chosen_planner = PLANNERS.create(planner, lambda: self.llm, log)
+        chosen_analyzer = QUERY_ANALYZERS.create(analyzer, lambda: self.llm, log)
         if self._recaller is None:
             self._recaller = Recaller(self.store, lambda: self.encoder)
-        self._recaller.planner = self._with_model(planner_class, log)
-        self._recaller.analyzer = self._with_model(analyzer_class, log)
+        self._recaller.planner = chosen_planner
+        self._recaller.analyzer = chosen_analyzer
         when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
         result = self._recaller.recall(question, RecallParams(k=k, mode=mode, rounds=rounds, as_of=when))
         result.answer = answer_for(answer, self, question, result.evidence, log)
         if log.calls:
             result.trace["llm_calls"] = log.to_list()
         return result
-
-    def _with_model(self, cls: Any, log: Any) -> Any:
-        """A planner or query analyzer; the LLM ones get the configured model and this recall's call log."""
-        return cls(self.llm, log) if getattr(cls, "needs_llm", False) else cls()
 
     def warm(self) -> None:
         """Load the encoder and every index now, so a long-lived server (MCP) answers its first question warm."""

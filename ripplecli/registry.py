@@ -1,19 +1,104 @@
-"""Backends chosen by name from config: a dict of name -> "module:attr", imported only when used."""
+"""Backends chosen by name: one `Registry` style for every pluggable part, and the registries themselves.
+
+A registry maps a name to "module:attr", imported only when chosen, so listing the choices (the CLI's help and
+completion) loads nothing. A backend class that declares `needs_llm = True` is built with the local model
+(taken from a provider, so the model loads only when such a class is chosen); others are built with no arguments.
+"""
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ripplecli.errors import InputError
 
+if TYPE_CHECKING:
+    from ripplecli.runtime.base import LLM
+
+LLMProvider = Callable[[], "LLM"]
+
+
+class Registry(dict[str, str]):
+    """name -> "module:attr" for one kind of backend; unknown names are a user error listing the choices."""
+
+    def __init__(self, kind: str, entries: dict[str, str]):
+        super().__init__(entries)
+        self.kind = kind
+
+    @property
+    def names(self) -> list[str]:
+        """The choices, in registration order (the CLI lists them in this order)."""
+        return list(self)
+
+    def load(self, name: str) -> Any:
+        """Import the backend registered under `name`."""
+        try:
+            target = self[name]
+        except KeyError:
+            raise InputError(f"unknown {self.kind} '{name}' (choose from: {', '.join(sorted(self))})") from None
+        module_name, attr = target.split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+    def create(self, name: str, llm: LLMProvider | None = None, *extra: Any) -> Any:
+        """An instance of the backend: `cls(model, *extra)` for one that needs the local model, else `cls()`."""
+        cls = self.load(name)
+        if getattr(cls, "needs_llm", False):
+            if llm is None:
+                raise InputError(f"the {self.kind} '{name}' needs a local model")
+            return cls(llm(), *extra)
+        return cls()
+
 
 def resolve(registry: dict[str, str], kind: str, name: str) -> Any:
-    """Import the backend registered under `name`; unknown names are a user error listing the choices."""
-    try:
-        target = registry[name]
-    except KeyError:
-        choices = ", ".join(sorted(registry))
-        raise InputError(f"unknown {kind} '{name}' (choose from: {choices})") from None
-    module_name, attr = target.split(":")
-    return getattr(importlib.import_module(module_name), attr)
+    """Import the backend registered under `name` in a plain mapping (the `Registry.load` of older callers)."""
+    return Registry(kind, registry).load(name)
+
+
+# --- the registries ------------------------------------------------------------------------------
+ENCODERS = Registry(
+    "encoder backend",
+    {
+        "onnx": "ripplecli.runtime.onnx_encoder:OnnxEncoder",
+        "sentence-transformers": "ripplecli.runtime.st_encoder:SentenceTransformerEncoder",
+    },
+)
+EXTRACTORS = Registry(  # ripple ingest --extractor NAME
+    "extractor",
+    {
+        "rules": "ripplecli.extract.rules:RulesExtractor",
+        "llm": "ripplecli.extract.llm:LLMExtractor",
+    },
+)
+QUERY_ANALYZERS = Registry(  # ripple ask --analyzer NAME
+    "analyzer",
+    {
+        "rules": "ripplecli.recall.query:RulesQueryAnalyzer",
+        "llm": "ripplecli.recall.llm_query:LLMQueryAnalyzer",
+    },
+)
+PLANNERS = Registry(  # ripple ask --planner NAME
+    "planner",
+    {
+        "rules": "ripplecli.recall.planner:RulesPlanner",
+        "llm": "ripplecli.recall.llm_planner:LLMPlanner",
+    },
+)
+QUERIERS = Registry(  # who writes CABLE's antecedent queries
+    "CABLE querier",
+    {
+        "rules": "ripplecli.graph.antecedents:RulesQuerier",
+        "llm": "ripplecli.graph.antecedents:LLMQuerier",
+    },
+)
+VERIFIERS = Registry(  # who accepts CABLE's candidate links
+    "CABLE verifier",
+    {
+        "rules": "ripplecli.graph.verifiers:RulesVerifier",
+        "llm": "ripplecli.graph.verifiers:LLMVerifier",
+    },
+)
+LINKS: dict[str, dict[str, str]] = {  # ripple ingest --links NAME: which querier and verifier build the links
+    "cable": {"querier": "rules", "verifier": "rules"},
+    "cable-llm": {"querier": "llm", "verifier": "llm"},
+}

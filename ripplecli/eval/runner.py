@@ -53,7 +53,7 @@ class EvalPlan:
 
 def prepare(config: EvalConfig) -> EvalPlan:
     """Check every argument and the file; raises InputError before any work starts."""
-    from ripplecli.recall.pipeline import MODES
+    from ripplecli.recall.modes import MODES
 
     if not 1 <= config.k <= K_MAX:
         raise InputError(f"--k must be between 1 and {K_MAX}, not {config.k}")

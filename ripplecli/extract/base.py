@@ -5,11 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ripplecli.model import MemoryDraft, Window
-
-EXTRACTORS: dict[str, str] = {
-    "rules": "ripplecli.extract.rules:RulesExtractor",
-    "llm": "ripplecli.extract.llm:LLMExtractor",
-}
+from ripplecli.registry import EXTRACTORS  # noqa: F401  (its registry, kept importable from here)
 
 
 class Extractor(Protocol):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ripplecli.formats.fields import Node, located, quote, records
+from ripplecli.formats.fields import ChatFormat, Node, located, quote, records
 from ripplecli.model import Conversation, Session, Turn
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -80,3 +80,6 @@ def parse_epoch(node: Node) -> datetime:
         return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
     except (OverflowError, ValueError, OSError):
         raise node.fail(f"is not a usable Unix time: {seconds!r}") from None
+
+
+FORMAT = ChatFormat("mapping", parse_chatgpt)  # ChatGPT export conversations: recognised by "mapping"

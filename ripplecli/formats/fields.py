@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ripplecli.errors import InputError
+from ripplecli.model import Conversation
 
 Keys = tuple[str | int, ...]
 
@@ -176,3 +177,11 @@ def with_caption(text: str, caption: str) -> str:
     if not caption:
         return text
     return f"{text} [image: {caption}]" if text else f"[image: {caption}]"
+
+
+@dataclass(frozen=True)
+class ChatFormat:
+    """What a reader module declares (as `FORMAT`): how to recognise its files and how to read them."""
+
+    signature: str  # the key only this format's top-level objects carry (auto-detection)
+    parse: Callable[[object, str], list[Conversation]]  # (parsed JSON, file name) -> conversations

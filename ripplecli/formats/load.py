@@ -8,24 +8,21 @@ import stat
 from pathlib import Path
 
 from ripplecli.errors import InputError
-from ripplecli.formats.fields import Keys, ShapeError, json_path
+from ripplecli.formats.fields import ChatFormat, Keys, ShapeError, json_path
 from ripplecli.model import Conversation
-from ripplecli.registry import resolve
+from ripplecli.registry import Registry
 
-FORMATS: dict[str, str] = {
-    "native": "ripplecli.formats.native:parse_native",
-    "locomo": "ripplecli.formats.locomo:parse_locomo",
-    "longmemeval": "ripplecli.formats.longmemeval:parse_longmemeval",
-    "chatgpt": "ripplecli.formats.chatgpt:parse_chatgpt",
-}
-
-# The key that only one format's top-level object has; checked in this order.
-SIGNATURE_KEYS: dict[str, str] = {
-    "sessions": "native",
-    "conversation": "locomo",
-    "haystack_sessions": "longmemeval",
-    "mapping": "chatgpt",
-}
+# --format NAME -> the reader module's FORMAT (a ChatFormat: its signature and its parser); auto-detection tries
+# them in this order. A new reader is one module declaring FORMAT and one line here.
+FORMATS = Registry(
+    "format",
+    {
+        "native": "ripplecli.formats.native:FORMAT",
+        "locomo": "ripplecli.formats.locomo:FORMAT",
+        "longmemeval": "ripplecli.formats.longmemeval:FORMAT",
+        "chatgpt": "ripplecli.formats.chatgpt:FORMAT",
+    },
+)
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
@@ -36,11 +33,11 @@ def read_conversations(path: Path, fmt: str = "auto") -> list[Conversation]:
     text = _read_text(path, name)
     data = _parse_json(text, name)
     try:
-        parser = resolve(FORMATS, "format", detect_format(data) if fmt == "auto" else fmt)
+        reader: ChatFormat = FORMATS.load(detect_format(data) if fmt == "auto" else fmt)
     except InputError as err:
         raise InputError(f"{name}: {err}") from None
     try:
-        conversations = parser(data, name)
+        conversations = reader.parse(data, name)
     except ShapeError as err:
         line = line_of(text, err.keys)
         where = json_path(err.keys) + (f" (line {line})" if line else "")
@@ -50,15 +47,21 @@ def read_conversations(path: Path, fmt: str = "auto") -> list[Conversation]:
 
 def detect_format(data: object) -> str:
     """Name the format by the key only its top-level objects carry."""
+    signatures = signature_keys()
     sample = data[0] if isinstance(data, list) and data else data
     if isinstance(sample, dict):
-        for key, format_name in SIGNATURE_KEYS.items():
+        for key, format_name in signatures.items():
             if key in sample:
                 return format_name
     if data == []:
         raise InputError("holds an empty list, so there is nothing to read")
-    expected = ", ".join(f'"{key}" ({format_name})' for key, format_name in SIGNATURE_KEYS.items())
+    expected = ", ".join(f'"{key}" ({format_name})' for key, format_name in signatures.items())
     raise InputError(f"is not a chat format ripple knows: expected objects with one of {expected}")
+
+
+def signature_keys() -> dict[str, str]:
+    """The key that only one format's top-level objects carry -> that format, in registry order."""
+    return {FORMATS.load(name).signature: name for name in FORMATS}
 
 
 def _read_text(path: Path, name: str) -> str:

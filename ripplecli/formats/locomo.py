@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ripplecli.formats.fields import Node, Unique, located, quote, records, with_caption
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote, records, with_caption
 from ripplecli.model import Conversation, Session, Turn
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -65,3 +65,6 @@ def _locomo_datetime(raw: str) -> datetime:
         raise ValueError(raw)
     hour24 = int(hour) % 12 + (12 if half.lower() == "p" else 0)
     return datetime(int(year), month, int(day), hour24, int(minute))
+
+
+FORMAT = ChatFormat("conversation", parse_locomo)  # LoCoMo samples: recognised by "conversation"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ripplecli.formats.fields import Node, Unique, located, quote, records
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote, records
 from ripplecli.model import Conversation, Session, Turn
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -71,3 +71,6 @@ def parse_longmemeval_date(node: Node) -> datetime:
         return datetime(year, month, day, hour, minute)
     except ValueError:
         raise node.fail(f'is not a LongMemEval date like "2023/05/20 (Sat) 02:21": {quote(raw)}') from None
+
+
+FORMAT = ChatFormat("haystack_sessions", parse_longmemeval)  # LongMemEval entries: recognised by "haystack_sessions"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ripplecli.formats.fields import Node, Unique, located, quote, records, with_caption
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote, records, with_caption
 from ripplecli.model import Conversation, Session, Turn
 
 
@@ -83,3 +83,6 @@ def parse_iso(node: Node) -> datetime:
         raise node.fail(f"is not an ISO 8601 date-time: {quote(raw)}") from None
     except OverflowError:
         raise node.fail(f"is out of range once converted to UTC: {quote(raw)}") from None
+
+
+FORMAT = ChatFormat("sessions", parse_native)  # ripple's own JSON: recognised by "sessions"

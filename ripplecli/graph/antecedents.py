@@ -194,6 +194,3 @@ class LLMQuerier(FailureLog):
             return self.rules.queries(memory, focus)
         made = [AntecedentQuery(q.text.strip(), q.relation) for q in out.queries if q.text.strip()]
         return made[:MAX_QUERIES] or self.rules.queries(memory, focus)
-
-
-QUERIERS: dict[str, type] = {"rules": RulesQuerier, "llm": LLMQuerier}

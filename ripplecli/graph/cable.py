@@ -20,7 +20,6 @@ import numpy as np
 
 from ripplecli.cues import canonical_name
 from ripplecli.graph.antecedents import (
-    QUERIERS,
     AntecedentQuery,
     MemoryView,
     about_self,
@@ -28,15 +27,12 @@ from ripplecli.graph.antecedents import (
     low_information,
 )
 from ripplecli.graph.edges import Edge
-from ripplecli.graph.verifiers import VERIFIERS, Candidate, RulesVerifier, concept_words, rare_shared
+from ripplecli.graph.verifiers import Candidate, RulesVerifier, concept_words, rare_shared
+from ripplecli.registry import LINKS, QUERIERS, VERIFIERS  # noqa: F401  (LINKS kept importable from here)
 from ripplecli.runtime.llm import take_failures
 from ripplecli.store.db import Store
 
 CHANNELS = {True: "antecedent", False: "antecedent-nosub"}  # the ablation lives beside the real links
-LINKS: dict[str, dict[str, Any]] = {  # `--links NAME`: which querier and verifier build the links
-    "cable": {"querier": "rules", "verifier": "rules"},
-    "cable-llm": {"querier": "llm", "verifier": "llm"},
-}
 RARE_MIN = 3  # a concept held by this many memories still counts as rare in a small store
 EXACT_LIMIT = 256  # neighbours fetched in one batched ANN call before filtering to older memories
 BACKFILL_BATCH = 100
@@ -91,8 +87,8 @@ class CableLinker:
         self.store = store
         self.encoder = encoder
         self.params = params or CableParams()
-        self.querier = _component(QUERIERS, self.params.querier, llm)
-        self.verifier = _component(VERIFIERS, self.params.verifier, llm)
+        self.querier = QUERIERS.create(self.params.querier, lambda: llm)
+        self.verifier = VERIFIERS.create(self.params.verifier, lambda: llm)
         if isinstance(self.verifier, RulesVerifier):  # its thresholds are part of the recorded parameters
             self.verifier = RulesVerifier(self.params.margin, self.params.floor)
 
@@ -261,16 +257,6 @@ class CableLinker:
 
 
 # --- helpers ---------------------------------------------------------------------------------------
-def _component(registry: dict[str, type], name: str, llm: Any) -> Any:
-    """A querier or verifier by name; the LLM ones get the configured model."""
-    if name not in registry:
-        from ripplecli.errors import InputError
-
-        raise InputError(f"unknown CABLE component '{name}' (choose from: {', '.join(registry)})")
-    cls = registry[name]
-    return cls(llm) if getattr(cls, "needs_llm", False) else cls()
-
-
 def _info(candidate: Candidate, verdict: Any, linker: CableLinker) -> dict[str, Any]:
     """What the trace shows of an edge: the query that found it and why it was accepted."""
     return {

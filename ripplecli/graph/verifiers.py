@@ -183,6 +183,3 @@ class LLMVerifier(FailureLog):
         if said.confidence < self.min_confidence:
             return Verdict(False, 0.0, f"model: {said.relation} at {said.confidence:.2f}")
         return Verdict(True, round(float(said.confidence), 4), f"model: {said.relation.strip().lower()}")
-
-
-VERIFIERS: dict[str, type] = {"rules": RulesVerifier, "llm": LLMVerifier}

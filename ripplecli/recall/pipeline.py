@@ -25,6 +25,7 @@ from ripplecli.recall.assembly import (
 )
 from ripplecli.recall.diffusion import Support, cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
+from ripplecli.recall.modes import MODES, Mode
 from ripplecli.recall.planner import Plan, RulesPlanner
 from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer
 from ripplecli.recall.tracing import cues_dict, group_support, plan_dict, seed_rows, support_dict
@@ -38,33 +39,6 @@ WANTED_TOP = 5  # memories of the wanted kind added as support (dev: 3, 5 and 10
 # How a memory shows it is of the kind a question wants (query.ANSWER_KINDS).
 WANTED_KINDS: dict[str, Callable[[RecallIndex, int], bool]] = {
     "place": lambda index, mid: bool(index.locations_of.get(mid)),
-}
-
-
-@dataclass(frozen=True)
-class Mode:
-    """One retrieval variant: which views seed, how evidence grows, how it is ordered."""
-
-    views: tuple[str, ...] = ("dense", "lexical", "cue")
-    growth: str = "none"  # none | locality | expand | ripple | paper | ripple+cable | ripple+cable-nosub
-    order: str = "fusion"  # fusion | rho
-    host: str = "none"  # none | antecedent: CABLE picks replace the lowest-ranked results (recall/cable.py)
-    focus: bool = False  # the speaker the question is about first (assembly.speaker_first)
-
-
-MODES: dict[str, Mode] = {
-    "dense": Mode(views=("dense",)),
-    "lexical": Mode(views=("lexical",)),
-    "seeds": Mode(),
-    "seeds+contiguity": Mode(growth="locality"),
-    "seeds+contiguity+focus": Mode(growth="locality", focus=True),  # the locality baseline with ripple's focus
-    "expand": Mode(growth="expand"),
-    "ripple": Mode(growth="ripple", focus=True),
-    "ripple-paper": Mode(growth="paper", order="rho"),
-    "dense+cable": Mode(views=("dense",), host="antecedent"),
-    "seeds+cable": Mode(host="antecedent"),
-    "ripple+cable": Mode(growth="ripple+cable", focus=True),
-    "ripple+cable-nosub": Mode(growth="ripple+cable-nosub", focus=True),
 }
 
 

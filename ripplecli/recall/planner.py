@@ -7,12 +7,8 @@ from datetime import datetime
 from typing import Protocol
 
 from ripplecli.recall.query import QueryCues
+from ripplecli.registry import PLANNERS  # noqa: F401  (its registry, kept importable from here)
 
-# ripple ask --planner NAME; the LLM planner gets the configured model (ripplecli.models)
-PLANNERS: dict[str, str] = {
-    "rules": "ripplecli.recall.planner:RulesPlanner",
-    "llm": "ripplecli.recall.llm_planner:LLMPlanner",
-}
 MAX_ANCHORS = 3
 
 

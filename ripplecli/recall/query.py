@@ -10,12 +10,8 @@ from typing import Protocol
 
 from ripplecli.cues import STOPWORDS, canonical_name, content_tokens, match_cues, tokenize
 from ripplecli.recall.index import RecallIndex
+from ripplecli.registry import QUERY_ANALYZERS  # noqa: F401  (its registry, kept importable from here)
 
-# ripple ask --analyzer NAME; the LLM analyzer gets the configured model (ripplecli.models)
-QUERY_ANALYZERS: dict[str, str] = {
-    "rules": "ripplecli.recall.query:RulesQueryAnalyzer",
-    "llm": "ripplecli.recall.llm_query:LLMQueryAnalyzer",
-}
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?,?\s+(\d{4})\b", re.I)

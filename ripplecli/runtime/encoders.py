@@ -6,8 +6,8 @@ import importlib
 from pathlib import Path
 
 from ripplecli.errors import ModelError
-from ripplecli.registry import resolve
-from ripplecli.runtime.base import DEFAULT_ENCODER_BACKEND, DEFAULT_ENCODER_MODEL, ENCODERS, Encoder
+from ripplecli.registry import ENCODERS
+from ripplecli.runtime.base import DEFAULT_ENCODER_BACKEND, DEFAULT_ENCODER_MODEL, Encoder
 
 # Model names that ship as Python packages exposing get_model_path(), so no download is ever needed.
 PACKAGED_MODELS: dict[str, str] = {
@@ -21,7 +21,7 @@ def load_encoder(backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_EN
     """The encoder for `backend` and `model`, loaded once per process because loading costs seconds."""
     key = (backend, model)
     if key not in _loaded:
-        encoder_class = resolve(ENCODERS, "encoder backend", backend)
+        encoder_class = ENCODERS.load(backend)
         _loaded[key] = encoder_class(model)
     return _loaded[key]
 

@@ -1,0 +1,33 @@
+"""The recall modes by name: which views seed, how evidence grows, how it is ordered (no heavy imports: the CLI's
+help and completion list them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One retrieval variant: which views seed, how evidence grows, how it is ordered."""
+
+    views: tuple[str, ...] = ("dense", "lexical", "cue")
+    growth: str = "none"  # none | locality | expand | ripple | paper | ripple+cable | ripple+cable-nosub
+    order: str = "fusion"  # fusion | rho
+    host: str = "none"  # none | antecedent: CABLE picks replace the lowest-ranked results (recall/cable.py)
+    focus: bool = False  # the speaker the question is about first (assembly.speaker_first)
+
+
+MODES: dict[str, Mode] = {  # in this order in `ripple eval` reports and in help
+    "dense": Mode(views=("dense",)),
+    "lexical": Mode(views=("lexical",)),
+    "seeds": Mode(),
+    "seeds+contiguity": Mode(growth="locality"),
+    "seeds+contiguity+focus": Mode(growth="locality", focus=True),  # the locality baseline with ripple's focus
+    "expand": Mode(growth="expand"),
+    "ripple": Mode(growth="ripple", focus=True),
+    "ripple-paper": Mode(growth="paper", order="rho"),
+    "dense+cable": Mode(views=("dense",), host="antecedent"),
+    "seeds+cable": Mode(host="antecedent"),
+    "ripple+cable": Mode(growth="ripple+cable", focus=True),
+    "ripple+cable-nosub": Mode(growth="ripple+cable-nosub", focus=True),
+}
