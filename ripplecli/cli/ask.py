@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ripplecli.cli.choices import choice
 from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
 from ripplecli.cli.models import ModelOption
 from ripplecli.cli.render import answer_text, trace_tree
@@ -16,15 +17,15 @@ def ask(
     question: Annotated[str, typer.Argument(help="What you want to recall.")],
     k: Annotated[int, typer.Option("--k", help="How many memories of evidence to return.")] = 30,
     mode: Annotated[
-        str, typer.Option(help="ripple | ripple-paper | seeds | seeds+contiguity | expand | dense | lexical")
+        str, choice("ask", "--mode", "How evidence is recalled (the others are for comparison).")
     ] = "ripple",
     rounds: Annotated[int, typer.Option(help="Recall rounds (planner + diffusion).")] = 1,
     as_of: Annotated[str | None, typer.Option("--as-of", help="The question's date (default: now).")] = None,
-    answer: Annotated[str, typer.Option(help="auto | llm | extractive | none")] = "auto",
-    planner: Annotated[str, typer.Option(help="rules | llm (the local model plans anchors and target)")] = "rules",
-    analyzer: Annotated[
-        str, typer.Option(help="rules | llm (the local model reads the question's names, places and time)")
-    ] = "rules",
+    answer: Annotated[
+        str, choice("ask", "--answer", "How to answer (auto: the local model when one is set).")
+    ] = "auto",
+    planner: Annotated[str, choice("ask", "--planner", "Who plans anchors and the missing-support target.")] = "rules",
+    analyzer: Annotated[str, choice("ask", "--analyzer", "Who reads the question's names, places and time.")] = "rules",
     model: ModelOption = None,
     no_answer: Annotated[bool, typer.Option("--no-answer", help="Evidence only (same as --answer none).")] = False,
     trace: Annotated[bool, typer.Option("--trace/--no-trace", help="Show how the evidence was recalled.")] = True,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -30,6 +31,20 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for program
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def show_flags_as_flags() -> None:
+    """typer's help prints a type beside every option, `--json <bool>` too; a flag takes no value, so show none."""
+    option_class = getattr(getattr(typer, "core", None), "TyperOption", None)
+    shown = getattr(option_class, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_as_flags", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich.flags_as_flags = True  # type: ignore[attr-defined]
+    option_class.display_type_rich = display_type_rich
+
+
 def user_errors(command: F) -> F:
     """Turn expected failures into one line on stderr and their exit code; no tracebacks for user mistakes."""
 
@@ -45,6 +60,11 @@ def user_errors(command: F) -> F:
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def rows_table(title: str) -> Table:
+    """A table of many columns that still reads at 80 columns: no vertical rules, a rule under the header."""
+    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
 
 
 def facts_table(title: str, rows: list[tuple[str, Any]]) -> Table:

@@ -9,9 +9,10 @@ import typer
 from rich.progress import TimeElapsedColumn
 from rich.table import Table
 
+from ripplecli.cli.choices import choice
 from ripplecli.cli.common import JsonOption, console, print_json, progress_bar, user_errors
 
-eval_app = typer.Typer(help="Measure recall quality on LoCoMo (DESIGN §6), offline.", no_args_is_help=True)
+eval_app = typer.Typer(help="Measure recall quality on LoCoMo, offline (docs/evaluation.md).", no_args_is_help=True)
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -25,8 +26,10 @@ def locomo(
     file: Annotated[Path, typer.Argument(help="A LoCoMo file (samples with `conversation` and `qa`).")],
     conversations: Annotated[str | None, typer.Option(help="Sample ids to run, e.g. conv-26,conv-30.")] = None,
     k: Annotated[int, typer.Option("--k", help="K reported beside 10 and 30 (1-50).")] = 30,
-    modes: Annotated[str | None, typer.Option(help="Recall modes, comma-separated (default: all).")] = None,
-    answer: Annotated[str, typer.Option(help="none | extractive: also score answers (F1, BLEU-1).")] = "none",
+    modes: Annotated[
+        str | None, choice("eval locomo", "--modes", "Recall modes, comma-separated (default: all).")
+    ] = None,
+    answer: Annotated[str, choice("eval locomo", "--answer", "Also score answers (F1, BLEU-1).")] = "none",
     budget_tokens: Annotated[int, typer.Option("--budget-tokens", help="Evidence-token budget.")] = 1500,
     out: Annotated[Path, typer.Option("--out", help="Output folder (stores, partial results, reports).")] = Path(
         "eval-out"

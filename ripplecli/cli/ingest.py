@@ -10,20 +10,32 @@ import typer
 from rich.progress import TextColumn
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, progress_bar, user_errors
+from ripplecli.cli.choices import choice
+from ripplecli.cli.common import (
+    JsonOption,
+    StoreOption,
+    console,
+    open_memory,
+    print_json,
+    progress_bar,
+    rows_table,
+    user_errors,
+)
 from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
 
 
 def _summary(reports: list) -> Table:
     """One row per file: what was added, skipped and how long it took."""
-    table = Table(title="ingest summary")
-    for column in ("file", "conversations", "new turns", "duplicates", "memories", "edges", "failures", "seconds"):
-        table.add_column(column, justify="left" if column == "file" else "right")
+    table = rows_table("ingest summary")
+    table.caption = "turns: new source turns · dupes: turns already stored · fails: model fallbacks · s: seconds"
+    table.add_column("file", overflow="fold", ratio=1)
+    for column in ("chats", "turns", "dupes", "memories", "edges", "fails", "s"):
+        table.add_column(column, justify="right", no_wrap=True)
     for r in reports:
-        edges = ", ".join(f"{k} {v}" for k, v in sorted(r.edges.items())) or "0"
+        edges = "\n".join(f"{k} {v}" for k, v in sorted(r.edges.items())) or "0"
         table.add_row(
-            r.file,
+            Path(r.file).name,
             str(r.conversations),
             str(r.new_sources),
             str(r.duplicates),
@@ -38,11 +50,13 @@ def _summary(reports: list) -> Table:
 @user_errors
 def ingest(
     files: Annotated[list[Path], typer.Argument(help="Chat files (native JSON, LoCoMo, LongMemEval, ChatGPT).")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="auto|native|locomo|longmemeval|chatgpt")] = "auto",
-    extractor: Annotated[str | None, typer.Option(help="rules (default) or llm")] = None,
+    fmt: Annotated[str, choice("ingest", "--format", "The chat format (auto: detected).", "-f")] = "auto",
+    extractor: Annotated[
+        str | None, choice("ingest", "--extractor", "Who writes memories (default: the store's, rules).")
+    ] = None,
     model: ModelOption = None,
     links: Annotated[
-        str, typer.Option(help="none (default), cable (antecedent links, rules) or cable-llm (the local model)")
+        str, choice("ingest", "--links", "Antecedent links too (cable: rules, cable-llm: the local model).")
     ] = "none",
     store: StoreOption = None,
     as_json: JsonOption = False,

@@ -7,22 +7,34 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, rows_table, user_errors
 from ripplecli.cli.render import clip
 
 memories_app = typer.Typer(help="List and search the memories in the store.", no_args_is_help=True)
 TEXT_WIDTH = 80
+WIDE = 110  # terminal columns from which the memory tables also show persons
 
 
 def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Table:
     """Memories as rows: id, where they came from, when, who, (how a search found them) and the restatement."""
-    table = Table(title=title)
-    for column in ("id", "conversation", "session", "date", "persons", *(["found by"] if found_by else [])):
-        table.add_column(column, overflow="ellipsis")
-    table.add_column("restatement", overflow="fold")
+    persons = console.width >= WIDE  # at 80 columns the restatement needs the room more
+    table = rows_table(title)
+    table.add_column("id", no_wrap=True)
+    table.add_column("where", overflow="fold", max_width=16)  # conversation/session
+    table.add_column("date", no_wrap=True)
+    if persons:
+        table.add_column("persons", overflow="fold", max_width=16)
+    if found_by:
+        table.add_column("found by", overflow="fold", max_width=10)
+    table.add_column("restatement", overflow="fold", ratio=1)
     for row in rows:
-        cells = [f"m{row['memory_id']}", row["conversation_id"], row["session_id"], (row["session_ts"] or "-")[:10]]
-        cells.append(", ".join(row["persons"]))
+        cells = [
+            f"m{row['memory_id']}",
+            f"{row['conversation_id']}/{row['session_id']}",
+            (row["session_ts"] or "-")[:10],
+        ]
+        if persons:
+            cells.append(", ".join(row["persons"]))
         if found_by:
             cells.append(_view_ranks(row))
         table.add_row(*cells, clip(row["restatement"], TEXT_WIDTH))

@@ -1,0 +1,44 @@
+"""Every choice list of the `ripple` command, taken from the registries the code chooses from (help and shell
+completion cannot drift from what the code accepts)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import typer
+
+from ripplecli.answer import ANSWER_MODES
+from ripplecli.eval.runner import ANSWERS as EVAL_ANSWERS
+from ripplecli.formats.load import FORMATS
+from ripplecli.recall.modes import MODES
+from ripplecli.registry import EXTRACTORS, LINKS, PLANNERS, QUERY_ANALYZERS
+
+# (command, option) -> the names it accepts, in the order help lists them.
+CHOICES: dict[tuple[str, str], list[str]] = {
+    ("ask", "--mode"): list(MODES),
+    ("ask", "--answer"): list(ANSWER_MODES),
+    ("ask", "--planner"): PLANNERS.names,
+    ("ask", "--analyzer"): QUERY_ANALYZERS.names,
+    ("ingest", "--format"): ["auto", *FORMATS.names],
+    ("ingest", "--extractor"): EXTRACTORS.names,
+    ("ingest", "--links"): ["none", *LINKS],
+    ("eval locomo", "--modes"): list(MODES),
+    ("eval locomo", "--answer"): list(EVAL_ANSWERS),
+}
+
+
+def listed(names: Sequence[str]) -> str:
+    """How help shows a choice list (after the option's own text)."""
+    return f"One of: {', '.join(names)}."
+
+
+def completer(names: Sequence[str]) -> Callable[[str], list[str]]:
+    """Shell completion of one choice list."""
+    return lambda incomplete: [name for name in names if name.startswith(incomplete)]
+
+
+def choice(command: str, name: str, text: str, *also: str) -> Any:
+    """A typer option whose help and completion list the registry's names (`text` says what it chooses)."""
+    names = CHOICES[(command, name)]
+    return typer.Option(name, *also, help=f"{text} {listed(names)}", autocompletion=completer(names), show_default=True)
