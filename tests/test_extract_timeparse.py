@@ -98,3 +98,42 @@ def test_first_expression_wins() -> None:
 def test_rare_expressions_fall_back_to_dateparser() -> None:
     start, end, grounded = ground_time("I got my first guitar twenty-five years ago", SESSION)
     assert grounded and start.year == 1998 and end.year == 1998
+
+
+FIRST_DAY, LAST_DAY = datetime(1, 1, 1, 0, 0), datetime(9999, 12, 31, 23, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "session"),
+    [
+        ("I adopted a cat last week.", FIRST_DAY),
+        ("It was yesterday", FIRST_DAY),
+        ("We met last Friday", FIRST_DAY),
+        ("I started three weeks ago", FIRST_DAY),
+        ("We went camping last May", FIRST_DAY),
+        ("We met last summer", FIRST_DAY),
+        ("We visited last year", FIRST_DAY),
+        ("See you next week!", LAST_DAY),
+        ("I'm moving next month", LAST_DAY),
+        ("We will meet tomorrow", LAST_DAY),
+        ("We're going camping this weekend", LAST_DAY),
+        ("in three years we retire", LAST_DAY),
+        ("I'll see you on Friday", LAST_DAY),
+        ("We will meet on the 15th", LAST_DAY),
+    ],
+)
+def test_relative_time_past_the_calendar_edge_stays_ungrounded(text: str, session: datetime) -> None:
+    """Year 1 "last week" or year 9999 "next week" has no date: the session day, not grounded, and no crash."""
+    start, end, grounded = ground_time(text, session)
+    assert (start, end, grounded) == (session.replace(hour=0), session.replace(hour=23, minute=59, second=59), False)
+
+
+def test_question_time_past_the_calendar_edge_is_no_range() -> None:
+    from ripplecli.recall.query import time_range
+
+    assert time_range("What did Ana do next week?", LAST_DAY) is None
+    assert time_range("What did Ana do last week?", FIRST_DAY) is None
+    assert time_range("What did Ana do last week?", datetime(2023, 5, 10)) == (
+        datetime(2023, 5, 1),
+        datetime(2023, 5, 7, 23, 59, 59),
+    )

@@ -316,12 +316,21 @@ def find_interval(text: str, session_ts: datetime | None) -> Interval | None:
     hits = [(m, handler) for regex, handler in _COMPILED for m in regex.finditer(text)]
     hits.sort(key=lambda hit: (hit[0].start(), -len(hit[0].group(0))))  # leftmost first, then longest
     for match, handler in hits:
-        interval = handler(match, session_ts, tense)
+        interval = _within_calendar(handler, match, session_ts, tense)
         if interval is not None:
             return interval
     if hits:
         return None
-    return _dateparser_interval(text, session_ts, tense)
+    return _within_calendar(_dateparser_interval, text, session_ts, tense)
+
+
+def _within_calendar(handler: Callable[..., Interval | None], *args: object) -> Interval | None:
+    """A handler's interval, or None when it falls off the calendar (year 1 "last week", year 9999 "next week"):
+    such a time stays ungrounded and the turn is kept."""
+    try:
+        return handler(*args)
+    except (OverflowError, ValueError):
+        return None
 
 
 def ground_time(text: str, session_ts: datetime | None) -> tuple[datetime | None, datetime | None, bool]:

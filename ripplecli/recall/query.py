@@ -94,7 +94,16 @@ def answer_kind(question: str) -> str | None:
 
 
 def time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | None:
-    """ "in May 2023", "in 2022", "last week"... resolved against the question's date; None otherwise."""
+    """ "in May 2023", "in 2022", "last week"... resolved against the question's date; None otherwise (also when
+    the range falls off the calendar: "next week" as of 9999-12-31)."""
+    try:
+        return _time_range(question, as_of)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | None:
+    """`time_range` without the calendar-edge guard."""
     lowered = question.lower()
     match = _MONTH_YEAR.search(question)
     if match:
