@@ -1,6 +1,7 @@
-"""Crash safety (issue 7): SIGKILL `ripple ingest` at random moments, then check the store and finish the ingest.
+"""Crash safety: SIGKILL `ripple ingest` (issue 7) or `ripple forget` (issue 12) at random moments, then check.
 
 .venv/bin/python bench/crash.py [--kills 20] [--conversation conv-30] [--sessions N] [--seed 0] [--json]
+.venv/bin/python bench/crash.py --forget [--kills 24] [--conversation conv-30] [--keep conv-26] [--sessions N]
 
 Each trial ingests the conversation into a fresh store and kills the process after a random delay: odd trials over
 the whole length of an uninterrupted run (start-up, extraction, encoding), even ones in its last quarter (the write
@@ -8,6 +9,14 @@ transaction and the index saves). A run that finishes before its kill time is ch
 estimate of the run's length shrinks to it, so the script goes on until `--kills` processes were really killed.
 After the kill `ripple doctor` must report no problem; re-running the ingest must end with exactly the memory,
 edge and source counts of the uninterrupted run, and doctor must then be all ok.
+
+With --forget, a store holding two conversations is built once; each trial copies it and kills
+`ripple forget --conversation C --yes` (odd trials anywhere in the run, even ones between the confirmation line and
+the end: the deletion, the index rebuilds, the file rewrite). Then: when the kill left forgotten words in some file
+of the store, `ripple doctor` must say so (exit 1); the next command that writes (in turn `doctor --repair`, the
+same forget again, a no-op re-ingest) must leave no file of the store folder holding any of the forgotten
+conversation's words, doctor all ok, and the counts of an uninterrupted forget (or, when the kill came before the
+deletion committed, the whole store as it was: then the forget is re-run).
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ import argparse
 import json
 import os
 import random
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -140,12 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     """Run the trials and print one line each, then the tally."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--forget", action="store_true", help="Kill `ripple forget` instead of `ripple ingest`.")
+    parser.add_argument("--keep", default="conv-26", help="With --forget: the conversation that stays.")
     parser.add_argument("--conversation", default="conv-30")
     parser.add_argument("--sessions", type=int, default=None, help="Only the first N sessions (a shorter run).")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.forget:
+        return run_forget_mode(args)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="ripple-crash-") as folder:
         home = Path(folder)
@@ -175,6 +190,188 @@ def main(argv: list[str] | None = None) -> int:
     extra = len(results) - kills
     print(f"{passed}/{kills} kills passed (+{extra} runs finished before their kill, checked too)", file=sys.stderr)
     return 0 if summary["all_checks_passed"] and kills == args.kills else 1
+
+
+# --- kills during `ripple forget` ---------------------------------------------------------------------------
+NEXT_WRITERS = ("doctor --repair", "forget again", "no-op ingest")
+
+
+def forget_command(store: Path, conversation: str) -> list[str]:
+    """`ripple forget --conversation C --yes` on a store."""
+    return [*RIPPLE, "forget", "--conversation", conversation, "--yes", "--store", str(store)]
+
+
+def words_only_in(forgotten: Path, kept: Path) -> list[str]:
+    """Distinctive words of the forgotten chat: its most frequent long words (and speakers) the kept chat lacks."""
+    kept_text = kept.read_text(encoding="utf-8")
+    text = forgotten.read_text(encoding="utf-8")
+    counts: dict[str, int] = {}
+    for word in re.findall(r"[A-Za-z]{7,}", text):
+        if word not in kept_text:
+            counts[word] = counts.get(word, 0) + 1
+    return sorted(counts, key=lambda w: (-counts[w], w))[:8]
+
+
+def files_holding(store: Path, words: list[str]) -> list[str]:
+    """Every file of the store folder whose bytes hold one of the words."""
+    needles = [w.encode() for w in words]
+    return sorted(
+        str(p.relative_to(store)) for p in store.rglob("*") if p.is_file() and any(n in p.read_bytes() for n in needles)
+    )
+
+
+def build_two_conversation_store(args: argparse.Namespace, home: Path) -> tuple[Path, Path, Path]:
+    """The base store (the kept conversation, then the forgotten one) and the two chat files."""
+    kept = write_conversation(args.data, args.keep, args.sessions, home)
+    forgotten = write_conversation(args.data, args.conversation, args.sessions, home)
+    for chat in (kept, forgotten):
+        process = ingest(chat, home / "base")
+        _, err = process.communicate()
+        if process.returncode != 0:
+            raise SystemExit(f"building the base store failed: {err.decode()}")
+    return home / "base", kept, forgotten
+
+
+def forget_baseline(base: Path, home: Path, conversation: str) -> dict[str, Any]:
+    """An uninterrupted forget on a copy: total seconds, when its confirmation line came, the counts after."""
+    store = home / "baseline-forget"
+    shutil.copytree(base, store)
+    started = time.perf_counter()
+    process = subprocess.Popen(forget_command(store, conversation), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    first_line = process.stderr.readline()
+    planned = time.perf_counter() - started
+    rest = process.stderr.read()
+    process.wait()
+    if process.returncode != 0 or b"will forget" not in first_line:
+        raise SystemExit(f"the uninterrupted forget failed: {(first_line + rest).decode()}")
+    return {"seconds": time.perf_counter() - started, "planned": planned, "expected": counts(store)}
+
+
+def next_writer(kind: str, store: Path, conversation: str, chat: Path) -> subprocess.CompletedProcess:
+    """The next command that opens the store for writing after the kill."""
+    commands = {
+        "doctor --repair": [*RIPPLE, "doctor", "--repair", "--json", "--store", str(store)],
+        "forget again": forget_command(store, conversation),
+        "no-op ingest": [*RIPPLE, "ingest", str(chat), "--store", str(store)],
+    }
+    return subprocess.run(commands[kind], capture_output=True, text=True)
+
+
+def kill_forget(store: Path, conversation: str, delay: float) -> tuple[bool, float]:
+    """Start the forget, SIGKILL it after `delay` seconds; (killed, seconds it ran)."""
+    process = subprocess.Popen(
+        forget_command(store, conversation), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    started = time.perf_counter()
+    while time.perf_counter() - started < delay and process.poll() is None:
+        time.sleep(0.01)
+    killed = process.poll() is None
+    if killed:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return killed, time.perf_counter() - started
+
+
+def forget_trial(number: int, setup: dict[str, Any], delay: float) -> dict[str, Any]:
+    """Kill a forget on a fresh copy of the base store, check what doctor says, run the next writer, grep."""
+    store = setup["home"] / f"forget-{number:02d}"
+    shutil.copytree(setup["base"], store)
+    killed, ran = kill_forget(store, setup["conversation"], delay)
+    committed = counts(store)["memories"] == setup["expected"]["memories"]
+    held_after_kill = files_holding(store, setup["words"])
+    kill_doctor, kill_findings = doctor(store)
+    writers = setup.get("writers", NEXT_WRITERS)
+    writer = writers[(number - 1) % len(writers)]
+    done = next_writer(writer, store, setup["conversation"], setup["chat"])
+    if not committed:  # the kill came before the deletion committed: nothing was forgotten; forget it now
+        subprocess.run(forget_command(store, setup["conversation"]), capture_output=True)
+    held_at_end = files_holding(store, setup["words"])
+    final_doctor, final_findings = doctor(store)
+    flagged = kill_doctor == 1 or not committed  # forgotten text on disk must be a problem doctor reports
+    ok = (not held_after_kill or flagged) and done.returncode == 0 and not held_at_end
+    ok = ok and final_doctor == 0 and not final_findings and counts(store) == setup["expected"]
+    return {
+        "trial": number, "delay": round(delay, 2), "ran": round(ran, 2), "killed": killed,
+        "committed": committed, "held_after_kill": held_after_kill, "doctor_after_kill": kill_doctor,
+        "not_ok_after_kill": kill_findings, "next_writer": writer, "writer_exit": done.returncode,
+        "held_at_end": held_at_end, "not_ok_at_end": final_findings, "passed": ok,
+    }  # fmt: skip
+
+
+def forget_delay(rng: random.Random, number: int, timing: dict[str, Any]) -> float:
+    """Odd trials anywhere in the run; even ones after the confirmation line (deletion, rebuilds, rewrite)."""
+    low = 0.05 * timing["seconds"] if number % 2 else timing["planned"]
+    return rng.uniform(low, timing["seconds"] * 1.02)
+
+
+def forget_trials(setup: dict[str, Any], kills: int, seed: int, log=print) -> list[dict[str, Any]]:
+    """Trials until `kills` forgets were really killed (runs that finished first are checked too)."""
+    rng, results, killed = random.Random(seed), [], 0
+    while killed < kills and len(results) < 3 * kills:
+        result = forget_trial(len(results) + 1, setup, forget_delay(rng, killed + 1, setup))
+        results.append(result)
+        log(_forget_line(result))
+        killed += result["killed"]
+    return results
+
+
+def forget_summary(results: list[dict[str, Any]], setup: dict[str, Any]) -> dict[str, Any]:
+    """The tally: how many stores still hold forgotten text (must be 0), and how the kills landed."""
+    killed = [r for r in results if r["killed"]]
+    return {
+        "kills": len(killed),
+        "finished_before_kill": len(results) - len(killed),
+        "stores_holding_forgotten_text": sum(bool(r["held_at_end"]) for r in results),
+        "stores": len(results),
+        "killed_after_commit": sum(r["committed"] for r in killed),
+        "held_text_after_kill": sum(bool(r["held_after_kill"]) and r["committed"] for r in killed),
+        "doctor_flagged_after_kill": sum(r["doctor_after_kill"] == 1 for r in killed),
+        "all_checks_passed": all(r["passed"] for r in results),
+        "baseline_seconds": round(setup["seconds"], 2),
+        "confirmation_at": round(setup["planned"], 2),
+        "words": setup["words"],
+        "expected": setup["expected"],
+    }
+
+
+def run_forget_mode(args: argparse.Namespace) -> int:
+    """Build the two-conversation store, time an uninterrupted forget, then the kill trials."""
+    with tempfile.TemporaryDirectory(prefix="ripple-crash-forget-") as folder:
+        home = Path(folder)
+        base, kept, forgotten = build_two_conversation_store(args, home)
+        setup = {"home": home, "base": base, "conversation": args.conversation, "chat": kept,
+                 "words": words_only_in(forgotten, kept)}  # fmt: skip
+        if not files_holding(base, setup["words"]):
+            raise SystemExit(f"none of {setup['words']} is in the base store's files: the grep would prove nothing")
+        setup.update(forget_baseline(base, home, args.conversation))
+        print(f"uninterrupted forget: {setup['seconds']:.2f} s (confirmation at {setup['planned']:.2f} s); "
+              f"grepping for {setup['words']}", file=sys.stderr)  # fmt: skip
+        results = forget_trials(setup, args.kills, args.seed, log=lambda line: print(line, file=sys.stderr))
+        summary = forget_summary(results, setup)
+    if args.json:
+        print(json.dumps({**summary, "trials": results}, indent=2))
+    print(
+        f"{summary['stores_holding_forgotten_text']} of {summary['stores']} stores hold forgotten text "
+        f"({summary['kills']} kills, {summary['killed_after_commit']} after the deletion committed, "
+        f"{summary['held_text_after_kill']} of those holding it until the next writer, doctor flagged "
+        f"{summary['doctor_flagged_after_kill']})",
+        file=sys.stderr,
+    )
+    return 0 if summary["all_checks_passed"] and summary["kills"] == args.kills else 1
+
+
+def _forget_line(result: dict[str, Any]) -> str:
+    """One forget trial, human readable."""
+    verdict = "ok  " if result["passed"] else "FAIL"
+    kill = f"killed at {result['ran']:5.2f} s" if result["killed"] else f"finished before {result['delay']:.2f} s"
+    state = "deleted" if result["committed"] else "not yet deleted"
+    held = f"text in {', '.join(result['held_after_kill'])}" if result["held_after_kill"] else "no text left"
+    end = f"; still held in {result['held_at_end']}" if result["held_at_end"] else ""
+    return (
+        f"{verdict} #{result['trial']:02d} {kill}; {state}; {held}; doctor exit {result['doctor_after_kill']}; "
+        f"then {result['next_writer']} (exit {result['writer_exit']}){end}"
+    )
 
 
 def _line(result: dict[str, Any]) -> str:

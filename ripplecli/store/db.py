@@ -88,6 +88,7 @@ class Store:
         self.read_only = read_only
         self._vectors: Any = None
         self._lexical: Any = None
+        self.healed: list[str] = []  # what opening for writing finished for an interrupted command
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True, read_only: bool = False) -> Store:
@@ -106,9 +107,11 @@ class Store:
         store = cls(path, con, read_only)
         store._check_schema()
         if not read_only:  # we hold the lock: temp files of an interrupted save are nobody's, and may hold old text
-            from ripplecli.store.forget import remove_leftovers
+            from ripplecli.store.forget import finish_owed_rewrite, remove_leftovers
 
             remove_leftovers(path)
+            finished = finish_owed_rewrite(store)  # a killed forget's text must not outlive the next writer
+            store.healed = [finished] if finished else []
         return store
 
     def _check_schema(self) -> None:
@@ -148,8 +151,11 @@ class Store:
             self._vectors = None
             self.vector_index()
 
-    def compact(self) -> None:
-        """Rewrite the database into a fresh file and swap it in: deleted rows linger in DuckDB's free blocks."""
+    def compact(self, clear_meta: str | None = None) -> None:
+        """Rewrite the database into a fresh file and swap it in: deleted rows linger in DuckDB's free blocks.
+
+        `clear_meta` is removed from the fresh copy only, so the swap itself is what clears it.
+        """
         db_path = self.path / DB_FILE
         fresh = self.path / f".{DB_FILE}.compact.tmp"
         for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
@@ -160,6 +166,9 @@ class Store:
         self.con.execute(f"ATTACH '{quoted}' AS ripple_compact")
         try:
             self.con.execute(f'COPY FROM DATABASE "{name}" TO ripple_compact')
+            if clear_meta is not None:
+                self.con.execute("DELETE FROM ripple_compact.meta WHERE key = ?", [clear_meta])
+            self.con.execute("CHECKPOINT ripple_compact")
         finally:
             self.con.execute("DETACH ripple_compact")
         self.con.close()  # checkpoints: no WAL of the old file survives to be replayed onto the new one

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 from ripplecli.store import schema
 from ripplecli.store.db import LEXICAL_DIR, VECTOR_FILE, Store
-from ripplecli.store.forget import leftovers, remove_leftovers
+from ripplecli.store.forget import finish_owed_rewrite, leftovers, remove_leftovers, rewrite_owed
 
 OK, STALE, PROBLEM = "ok", "stale", "problem"  # stale: a derived cache that is rebuilt on next use; not a failure
 
@@ -142,12 +142,26 @@ def check_leftovers(store: Store) -> Finding:
     return Finding("leftover temp files", STALE, ", ".join(p.name for p in found))
 
 
+def check_rewrite_owed(store: Store) -> Finding:
+    """A forget killed between its deletion and the file rewrite: the deleted text may still be on disk."""
+    owed = rewrite_owed(store)
+    if owed is None:
+        return Finding("unfinished forget", OK, "none")
+    return Finding(
+        "unfinished forget",
+        PROBLEM,
+        f"an interrupted forget of {owed.get('memories', '?')} memories left their text in the files; "
+        "run `ripple doctor --repair` (any command that writes also finishes it)",
+    )
+
+
 CHECKS: dict[str, Callable[[Store], Finding]] = {
     "schema version": check_schema,
     **{name: _rows_check(name, sql, what) for name, (sql, what) in {**ORPHANS, **INTEGRITY}.items()},
     "vector index": check_vector_index,
     "lexical index": check_lexical_index,
     "leftover temp files": check_leftovers,
+    "unfinished forget": check_rewrite_owed,
 }
 
 
@@ -157,8 +171,10 @@ def diagnose(store: Store) -> list[Finding]:
 
 
 def repair(store: Store) -> list[str]:
-    """Drop orphan rows (they point at nothing), rebuild both derived indexes, remove temp leftovers."""
-    done = []
+    """Finish an interrupted forget's rewrite, drop orphan rows (they point at nothing), rebuild both derived
+    indexes, remove temp leftovers."""
+    finished = finish_owed_rewrite(store)  # opening for writing has normally done it already
+    done = [*store.healed, *([finished] if finished else [])]
     with store.transaction():
         for table, column in ORPHAN_COLUMNS:
             gone = store.con.execute(

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ripplecli.errors import InputError, StoreError
+from ripplecli.files import escape_c1
 from ripplecli.store import schema
 from ripplecli.store.browse import CUE_TABLES, MEMORY_COLUMNS
 from ripplecli.store.db import Store
@@ -67,8 +68,10 @@ TIMESTAMPS = {"started", "session_ts", "time_start", "time_end", "created"}
 
 
 def _line(record: dict[str, Any]) -> str:
-    """One JSONL line: sorted keys, no spaces, UTF-8 kept, so equal stores give equal bytes."""
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_iso) + "\n"
+    """One JSONL line: sorted keys, no spaces, UTF-8 kept, so equal stores give equal bytes (DEL and C1 controls
+    escaped as well, so an export printed on a terminal cannot drive it)."""
+    line = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_iso)
+    return escape_c1(line) + "\n"
 
 
 def _iso(value: Any) -> str:
