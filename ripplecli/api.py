@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # the write path (numpy, graph) loads only when something is 
 # ripple ask --planner NAME; the LLM planner gets the configured model (ripplecli.models)
 REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
 MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
+# One ingest holds a file's turns, drafts and vectors in memory at once and writes each conversation in one
+# transaction: beyond this many turns a file is refused (split it) rather than let the process grow unbounded.
+MAX_TURNS_PER_FILE = 50_000
 
 
 @dataclass(frozen=True)
@@ -119,11 +122,10 @@ class Memory(OwnYourData):
         conversations: Sequence[Conversation] | None = None,
     ) -> IngestReport:
         """Ingest a chat file (or its already parsed `conversations`); a bad file raises InputError, writes nothing."""
-        from ripplecli.formats import read_conversations
-
         path = Path(path)
         if conversations is None:
-            conversations = read_conversations(path, fmt)
+            conversations = read_chat(path, fmt)
+        check_turn_count(conversations, path.name)
         return self.ingest_conversations(
             conversations,
             label=str(path),
@@ -257,6 +259,26 @@ class Memory(OwnYourData):
 
 
 # --- remember: turns told to an assistant ----------------------------------------------------------
+def read_chat(path: str | Path, fmt: str = "auto") -> list[Conversation]:
+    """A chat file's conversations, refused beyond MAX_TURNS_PER_FILE turns (checked before anything is written)."""
+    from ripplecli.formats import read_conversations
+
+    path = Path(path)
+    conversations = read_conversations(path, fmt)
+    check_turn_count(conversations, path.name)
+    return conversations
+
+
+def check_turn_count(conversations: Sequence[Conversation], label: str) -> None:
+    """The documented bound on one ingest file, as one line naming the file."""
+    total = sum(len(s.turns) for c in conversations for s in c.sessions)
+    if total > MAX_TURNS_PER_FILE:
+        raise InputError(
+            f"{label}: {total:,} turns; ripple ingests at most {MAX_TURNS_PER_FILE:,} turns per file "
+            "(split it, e.g. by conversation, and ingest the parts)"
+        )
+
+
 def check_turns(batch: Sequence[NewTurn], conversation: str, session: str | None) -> None:
     """A remember call names a conversation and brings 1..MAX turns, each with a speaker and some text."""
     from ripplecli.formats.fields import clean_text

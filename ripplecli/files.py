@@ -1,9 +1,10 @@
-"""Small file helpers every layer shares: atomic replacement and tolerant JSON sidecars."""
+"""Small file helpers every layer shares: atomic replacement, tolerant JSON sidecars, terminal-safe JSON."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -34,3 +35,12 @@ def read_json_object(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+_C1 = re.compile("[\x7f-\x9f]")
+
+
+def escape_c1(dumped: str) -> str:
+    """JSON text with DEL and the C1 controls as \\u escapes (json.dumps escapes only the C0 ones): printed on a
+    terminal, a JSON document must not be able to drive it."""
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)

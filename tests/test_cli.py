@@ -9,6 +9,7 @@ import pytest
 from chats import CHAT_1, CHAT_2, new_memory, one_error_line, run, session, stored_counts, write_chat
 
 from ripplecli.api import Memory
+from ripplecli.errors import InputError
 
 FUZZ = Path(__file__).parent / "fuzz"
 
@@ -63,6 +64,26 @@ def test_directory_unknown_format_and_missing_file(store, tmp_path):
         result = run(*args, "--store", str(store))
         assert result.exit_code == 2 and expected in one_error_line(result), args
     assert stored_counts(store) == before
+
+
+def test_a_file_beyond_the_turn_limit_is_refused_before_any_write(store, tmp_path):
+    """The documented bound (README, `ingest --help`): one line, exit 2, the store unchanged, even with a good file
+    before it on the command line."""
+    from ripplecli.api import MAX_TURNS_PER_FILE
+
+    before = stored_counts(store)
+    good = write_chat(tmp_path / "good.json", [session(3, CHAT_1)], "other")
+    turns = [{"speaker": "AB"[i % 2], "text": "ok"} for i in range(MAX_TURNS_PER_FILE + 1)]
+    huge = _write(tmp_path / "huge.json", json.dumps({"sessions": [{"turns": turns}]}))
+    result = run("ingest", str(good), str(huge), "--store", str(store))
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert f"huge.json: {MAX_TURNS_PER_FILE + 1:,} turns" in line and f"at most {MAX_TURNS_PER_FILE:,}" in line
+    assert stored_counts(store) == before
+    with Memory(store) as memory, pytest.raises(InputError, match="turns per file"):
+        memory.ingest(huge)
+    assert stored_counts(store) == before
+    assert f"{MAX_TURNS_PER_FILE:,} turns" in " ".join(run("ingest", "--help").stdout.split())
 
 
 def test_ingest_prints_a_summary_and_json(store, tmp_path):

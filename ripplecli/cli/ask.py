@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ripplecli.cli.choices import choice
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, printable, user_errors
 from ripplecli.cli.models import ModelOption
 from ripplecli.cli.render import answer_text, trace_tree
 
@@ -55,7 +55,8 @@ def ask(
         console.print(trace_tree(result))
     else:
         for e in result.evidence:
-            console.print(f"{e.rank:>2}. m{e.memory_id} {', '.join(e.source_turns)}  {e.restatement}", markup=False)
+            line = f"{e.rank:>2}. m{e.memory_id} {', '.join(e.source_turns)}  {e.restatement}"
+            console.print(printable(line), markup=False)
         if result.answer is not None:
             console.print(answer_text(result.answer))
     if not result.evidence:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -12,13 +13,27 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ripplecli.errors import RippleError
 
-console = Console(highlight=False, soft_wrap=False)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=False, emoji=False)  # ":smile:" in a chat stays text
+err_console = Console(stderr=True, highlight=False, emoji=False)
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 (tab and newline stay), DEL and C1 controls
+
+
+def printable(value: object) -> str:
+    """Text from a chat, a store or a file with its control characters shown as `\\x1b`: an escape sequence in
+    a turn must never reach the terminal (print it with markup=False)."""
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+
+
+def inert(value: object) -> str:
+    """Such text ready to sit inside rich markup: control characters shown, `[bold]`-like tags escaped."""
+    return escape(printable(value))
+
 
 StoreOption = Annotated[
     Path | None,
@@ -53,7 +68,7 @@ def user_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except RippleError as exc:
-            err_console.print(f"ripple: error: {exc}", markup=False, soft_wrap=True)
+            err_console.print(f"ripple: error: {printable(exc)}", markup=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err_console.print("ripple: interrupted; the store is unchanged since the last completed batch")
@@ -69,17 +84,19 @@ def rows_table(title: str) -> Table:
 
 def facts_table(title: str, rows: list[tuple[str, Any]]) -> Table:
     """A two-column what / value table without a header, the shape of every summary ripple prints."""
-    table = Table(title=title, show_header=False)
+    table = Table(title=inert(title), show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
     for what, value in rows:
-        table.add_row(what, str(value))
+        table.add_row(what, inert(value))
     return table
 
 
 def print_json(data: Any) -> None:
-    """JSON on stdout, plain (no rich markup), stable key order."""
-    typer.echo(json.dumps(data, indent=2, sort_keys=True, default=str, ensure_ascii=False))
+    """JSON on stdout, plain (no rich markup), stable key order, no raw control character."""
+    from ripplecli.files import escape_c1
+
+    typer.echo(escape_c1(json.dumps(data, indent=2, sort_keys=True, default=str, ensure_ascii=False)))
 
 
 def open_memory(store: Path | None, *, read_only: bool = False, create: bool = True):

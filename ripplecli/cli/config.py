@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ripplecli.cli.common import JsonOption, console, print_json, user_errors
+from ripplecli.cli.common import JsonOption, console, print_json, printable, user_errors
 
 config_app = typer.Typer(
     help="Settings in the config file ($RIPPLE_CONFIG or the user config dir).", no_args_is_help=True
@@ -23,7 +23,7 @@ def config_set(
     from ripplecli.models import config_path, set_config
 
     data = set_config(key, value)
-    console.print(f"{key} = {data[key]!r}  ({config_path()})", markup=False)
+    console.print(printable(f"{key} = {data[key]!r}  ({config_path()})"), markup=False)
 
 
 @config_app.command("unset")
@@ -33,7 +33,7 @@ def config_unset(key: Annotated[str, typer.Argument(help="The key to remove.")])
     from ripplecli.models import config_path, set_config
 
     set_config(key, None)
-    console.print(f"{key} removed  ({config_path()})", markup=False)
+    console.print(printable(f"{key} removed  ({config_path()})"), markup=False)
 
 
 @config_app.command("get")
@@ -47,7 +47,7 @@ def config_get(key: Annotated[str, typer.Argument(help="The key to show.")]) -> 
         raise InputError(f"unknown config key '{key}' (choose from: {', '.join(CONFIG_KEYS)})")
     value = load_config().get(key)
     if value is not None:
-        typer.echo(value)
+        typer.echo(printable(value))
 
 
 @config_app.command("show")
@@ -60,6 +60,6 @@ def config_show(as_json: JsonOption = False) -> None:
     if as_json:
         print_json({"path": str(config_path()), "settings": data})
         return
-    console.print(f"config file: {config_path()}", markup=False)
+    console.print(printable(f"config file: {config_path()}"), markup=False)
     for key, value in sorted(data.items()):
-        console.print(f"{key} = {value!r}", markup=False)
+        console.print(printable(f"{key} = {value!r}"), markup=False)

@@ -10,7 +10,7 @@ from rich.progress import TimeElapsedColumn
 from rich.table import Table
 
 from ripplecli.cli.choices import choice
-from ripplecli.cli.common import JsonOption, console, print_json, progress_bar, user_errors
+from ripplecli.cli.common import JsonOption, console, inert, print_json, printable, progress_bar, user_errors
 
 eval_app = typer.Typer(help="Measure recall quality on LoCoMo, offline (docs/evaluation.md).", no_args_is_help=True)
 
@@ -45,7 +45,7 @@ def locomo(
 
         def advance(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total or None)
+                tasks[stage] = bar.add_task(inert(stage), total=total or None)
             bar.update(tasks[stage], completed=done, total=total or None)
 
         records = run(plan, advance)
@@ -53,7 +53,7 @@ def locomo(
     paths = write_report(report, out)
     for k_shown in config.ks:
         console.print(_summary_table(report, k_shown))
-    console.print(f"reports: {paths['json']}, {paths['markdown']}, {paths['plot']}")
+    console.print(printable(f"reports: {paths['json']}, {paths['markdown']}, {paths['plot']}"), markup=False)
 
 
 SHORT_GROUPS = {
@@ -82,7 +82,7 @@ def _summary_table(report: dict[str, Any], k: int) -> Table:
         cells = [_pair(groups[g][f"recall@{k}"], groups[g][f"full@{k}"]) for g in SHORT_GROUPS]
         cells.append(_pair(overall["recall@budget"], overall["full@budget"]))
         cells.append(f"{overall['latency_p50_ms']:.0f}/{overall['latency_p95_ms']:.0f}")
-        table.add_row(mode, *cells)
+        table.add_row(inert(mode), *cells)
     return table
 
 
@@ -105,7 +105,8 @@ def compare(
         flips = comparison["flips"][mode]
         for direction in ("gained", "lost"):
             for q in flips[direction]:
-                console.print(f"{mode}: {direction} {q['conversation']}#{q['index']} ({q['category']}) {q['question']}")
+                line = f"{mode}: {direction} {q['conversation']}#{q['index']} ({q['category']}) {q['question']}"
+                console.print(printable(line), markup=False)
 
 
 def _delta_table(comparison: dict[str, Any]) -> Table:
@@ -120,7 +121,7 @@ def _delta_table(comparison: dict[str, Any]) -> Table:
         for group, metrics in comparison["deltas"][mode].items():
             cells = [_delta_cell(metrics[m]) if m in metrics else "-" for m in COMPARED]
             flip_cell = f"+{len(flips['gained'])} / -{len(flips['lost'])}" if group == "overall" else ""
-            table.add_row(mode, group, *cells, flip_cell)
+            table.add_row(inert(mode), inert(group), *cells, flip_cell)
     return table
 
 

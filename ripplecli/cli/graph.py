@@ -10,6 +10,7 @@ from ripplecli.cli.common import (
     StoreOption,
     console,
     facts_table,
+    inert,
     open_memory,
     print_json,
     user_errors,
@@ -51,7 +52,11 @@ def _channels(stats: dict) -> Table:
         table.add_column(column, justify="left" if column == "channel" else "right")
     for name, row in [*stats["channels"].items(), ("all", stats["all"])]:
         table.add_row(
-            name, str(row["edges"]), f"{row['mean_degree']:.2f}", str(row["max_degree"]), f"{row['mean_two_hop']:.1f}"
+            inert(name),
+            str(row["edges"]),
+            f"{row['mean_degree']:.2f}",
+            str(row["max_degree"]),
+            f"{row['mean_two_hop']:.1f}",
         )
     return table
 
@@ -62,7 +67,7 @@ def _histogram(stats: dict) -> Table:
     table.add_column("degree")
     table.add_column("memories", justify="right")
     for label, count in stats["degree_histogram"].items():
-        table.add_row(label, str(count))
+        table.add_row(inert(label), str(count))
     return table
 
 

@@ -15,6 +15,7 @@ from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
     console,
+    inert,
     open_memory,
     print_json,
     progress_bar,
@@ -35,7 +36,7 @@ def _summary(reports: list) -> Table:
     for r in reports:
         edges = "\n".join(f"{k} {v}" for k, v in sorted(r.edges.items())) or "0"
         table.add_row(
-            Path(r.file).name,
+            inert(Path(r.file).name),
             str(r.conversations),
             str(r.new_sources),
             str(r.duplicates),
@@ -61,10 +62,13 @@ def ingest(
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Read chat histories into memories, cues and the memory graph. Re-ingesting a file is a no-op."""
-    from ripplecli.formats import read_conversations
+    """Read chat histories into memories, cues and the memory graph. Re-ingesting a file is a no-op.
 
-    parsed = [(path, read_conversations(path, fmt)) for path in files]  # every file checked before any write
+    A file may hold at most 50,000 turns (split a larger export, e.g. by conversation).
+    """
+    from ripplecli.api import read_chat
+
+    parsed = [(path, read_chat(path, fmt)) for path in files]  # every file checked before any write
     if not parsed:
         raise InputError("no files given")
     if extractor == "llm" or links == "cable-llm":
@@ -75,7 +79,7 @@ def ingest(
     with open_memory(store) as memory, progress_bar(TextColumn("{task.fields[rate]}")) as bar:
         memory.model = model
         for path, conversations in parsed:
-            task = bar.add_task(path.name, total=None, rate="")
+            task = bar.add_task(inert(path.name), total=None, rate="")
             started = time.perf_counter()
 
             def advance(done: int, total: int, task=task, started=started) -> None:

@@ -8,7 +8,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, StoreOption, console, err_console, open_memory, print_json, user_errors
+from ripplecli.cli.common import (
+    JsonOption,
+    StoreOption,
+    console,
+    err_console,
+    inert,
+    open_memory,
+    print_json,
+    printable,
+    user_errors,
+)
 
 PLAN_ORDER = ("memories", "edges", "vectors", "cues", "provenance", "sources")
 STATUS_STYLE = {"ok": "green", "stale": "yellow", "problem": "bold red"}
@@ -66,7 +76,7 @@ def _report(document: dict[str, Any], line: str, as_json: bool) -> None:
     if as_json:
         print_json(document)
     else:
-        console.print(line, markup=False)
+        console.print(printable(line), markup=False)
 
 
 @user_errors
@@ -79,7 +89,7 @@ def export(
     with open_memory(store, read_only=True, create=False) as memory:
         lines = memory.export(out, with_vectors=with_vectors)
     if out is not None:
-        err_console.print(f"exported {lines} records to {out}")
+        err_console.print(printable(f"exported {lines} records to {out}"), markup=False)
 
 
 @user_errors
@@ -108,17 +118,17 @@ def doctor(
     else:
         console.print(_doctor_table(report))
         for line in report["repaired"]:
-            console.print(f"repaired: {line}", markup=False)
+            console.print(printable(f"repaired: {line}"), markup=False)
     if not report["ok"]:
         raise typer.Exit(1)
 
 
 def _doctor_table(report: dict[str, Any]) -> Table:
     """One row per check, coloured by status."""
-    table = Table(title=f"doctor: store {report['store']}")
+    table = Table(title=f"doctor: store {inert(report['store'])}")
     for column in ("check", "status", "detail"):
         table.add_column(column, overflow="fold")
     for finding in report["checks"]:
         style = STATUS_STYLE.get(finding["status"], "")
-        table.add_row(finding["check"], f"[{style}]{finding['status']}[/]", finding["detail"])
+        table.add_row(inert(finding["check"]), f"[{style}]{inert(finding['status'])}[/]", inert(finding["detail"]))
     return table

@@ -7,7 +7,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, rows_table, user_errors
+from ripplecli.cli.common import (
+    JsonOption,
+    StoreOption,
+    console,
+    inert,
+    open_memory,
+    print_json,
+    printable,
+    rows_table,
+    user_errors,
+)
 from ripplecli.cli.render import clip
 
 memories_app = typer.Typer(help="List and search the memories in the store.", no_args_is_help=True)
@@ -37,7 +47,7 @@ def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Ta
             cells.append(", ".join(row["persons"]))
         if found_by:
             cells.append(_view_ranks(row))
-        table.add_row(*cells, clip(row["restatement"], TEXT_WIDTH))
+        table.add_row(*map(inert, cells), clip(row["restatement"], TEXT_WIDTH))
     return table
 
 
@@ -86,7 +96,8 @@ def search_command(
     if as_json:
         print_json(rows)
         return
-    console.print(_table(rows, f"{len(rows)} memories for '{text}'", found_by=True) if rows else "no memories match")
+    title = f"{len(rows)} memories for '{inert(text)}'"
+    console.print(_table(rows, title, found_by=True) if rows else "no memories match")
 
 
 @user_errors
@@ -105,23 +116,25 @@ def show(
 
 
 def _print_memory(record: dict[str, Any]) -> None:
-    """The memory as a few labelled blocks."""
-    console.print(f"[bold]m{record['memory_id']}[/bold]  {record['conversation_id']} / {record['session_id']}")
-    console.print(record["restatement"], markup=False)
+    """The memory as a few labelled blocks; every stored string is shown as text, never as markup."""
+    where = f"{record['conversation_id']} / {record['session_id']}"
+    console.print(f"[bold]m{record['memory_id']}[/bold]  {inert(where)}")
+    console.print(printable(record["restatement"]), markup=False)
     when = record["time_start"] and f"{record['time_start']} … {record['time_end']}"
-    console.print(f"time: {when or '-'}   session: {record['session_ts'] or '-'}   extractor: {record['extractor']}")
+    line = f"time: {when or '-'}   session: {record['session_ts'] or '-'}   extractor: {record['extractor']}"
+    console.print(printable(line), markup=False)
     for key, values in record["cues"].items():
-        console.print(f"{key}: {', '.join(values) or '-'}", markup=False)
+        console.print(printable(f"{key}: {', '.join(values) or '-'}"), markup=False)
     sources = Table(title="source turns")
     for column in ("turn", "session", "speaker", "text"):
         sources.add_column(column, overflow="fold")
     for s in record["sources"]:
-        sources.add_row(s["turn_id"], s["session_id"], s["speaker"], s["text"])
+        sources.add_row(*(inert(s[key]) for key in ("turn_id", "session_id", "speaker", "text")))
     console.print(sources)
     edges = Table(title="edges")
     for column in ("channel", "to", "weight", "restatement"):
         edges.add_column(column, overflow="fold" if column == "restatement" else "ellipsis")
     for channel, rows in record["edges"].items():
         for e in rows:
-            edges.add_row(channel, f"m{e['memory_id']}", f"{e['weight']:.3f}", clip(e["restatement"] or "?", 70))
+            edges.add_row(inert(channel), f"m{e['memory_id']}", f"{e['weight']:.3f}", clip(e["restatement"] or "?", 70))
     console.print(edges if record["edges"] else "edges: none")

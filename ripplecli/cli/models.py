@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ripplecli.cli.common import JsonOption, console, print_json, user_errors
+from ripplecli.cli.common import JsonOption, console, inert, print_json, user_errors
 
 ModelOption = Annotated[
     Path | None,
@@ -36,15 +36,15 @@ def _table(found: list) -> Table:
         info = m.info or {}
         template = "yes" if info.get("chat_template") else "[yellow]no (not for instructions)[/]"
         if m.error or (info and not info.get("complete")):
-            template = f"[red]{m.error or 'truncated'}[/]"
+            template = f"[red]{inert(m.error or 'truncated')}[/]"
         table.add_row(
-            m.name,
-            m.source,
+            inert(m.name),
+            inert(m.source),
             _size(m.info),
-            str(info.get("architecture") or "?"),
-            str(info.get("context_length") or "?"),
+            inert(info.get("architecture") or "?"),
+            inert(info.get("context_length") or "?"),
             template,
-            m.path,
+            inert(m.path),
         )
     return table
 
@@ -53,8 +53,8 @@ def _configured_line(configured: dict[str, Any] | None) -> str:
     """Which model ripple would use, and whether it can."""
     if configured is None:
         return "configured model: [dim]none[/] (pass --model, set RIPPLE_MODEL or `ripple config set model.path`)"
-    state = "[green]usable[/]" if configured["usable"] else f"[red]{configured['error']}[/]"
-    return f"configured model: {configured['path']} (from {configured['origin']}) · {state}"
+    state = "[green]usable[/]" if configured["usable"] else f"[red]{inert(configured['error'])}[/]"
+    return f"configured model: {inert(configured['path'])} (from {inert(configured['origin'])}) · {state}"
 
 
 @user_errors

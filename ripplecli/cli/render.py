@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.tree import Tree
 
+from ripplecli.cli.common import inert
 from ripplecli.trace import Evidence, RecallResult
 
 TEXT_WIDTH = 90
@@ -15,7 +15,7 @@ TEXT_WIDTH = 90
 def clip(text: str, width: int = TEXT_WIDTH) -> str:
     """One line, cut to width, markup-safe."""
     line = " ".join(text.split())
-    return escape(line if len(line) <= width else line[: width - 1] + "…")
+    return inert(line if len(line) <= width else line[: width - 1] + "…")
 
 
 def _cues(tree: Tree, cues: dict[str, Any]) -> None:
@@ -23,11 +23,11 @@ def _cues(tree: Tree, cues: dict[str, Any]) -> None:
     node = tree.add("[bold]query cues[/]")
     for key in ("keywords", "persons", "locations", "concepts"):
         values = cues.get(key) or []
-        node.add(f"{key}: {escape(', '.join(values)) if values else '[dim]none[/]'}")
+        node.add(f"{key}: {inert(', '.join(values)) if values else '[dim]none[/]'}")
     time_range = cues.get("time_range")
     node.add(f"time: {' … '.join(t[:10] for t in time_range) if time_range else '[dim]none[/]'}")
     if cues.get("failure"):
-        node.add(f"[yellow]model fallback:[/] {escape(cues['failure'])}")
+        node.add(f"[yellow]model fallback:[/] {inert(cues['failure'])}")
 
 
 def _seeds(tree: Tree, seeds: dict[str, list[dict[str, Any]]]) -> None:
@@ -44,11 +44,11 @@ def _support_line(row: dict[str, Any]) -> str:
     path = " → ".join(f"m{m}" for m in row["path"])
     how = ""
     if row.get("weights"):
-        how = escape(f" [{row['channel']} {', '.join(f'{w:.2f}' for w in row['weights'])}]")
+        how = inert(f" [{row['channel']} {', '.join(f'{w:.2f}' for w in row['weights'])}]")
     if row.get("via_cues"):
-        how += f" via cues: {escape(', '.join(row['via_cues'][:4]))}"
+        how += f" via cues: {inert(', '.join(row['via_cues'][:4]))}"
     if row.get("query"):
-        how += f" query: “{escape(row['query'])}”"
+        how += f" query: “{inert(row['query'])}”"
     return f"{path}{how}  score {row['score']:.4g}  {clip(row.get('text', ''), 70)}"
 
 
@@ -58,7 +58,7 @@ def _rounds(tree: Tree, rounds: list[dict[str, Any]]) -> None:
         plan = record["planner"]
         node = tree.add(f"[bold]round {record['round']}[/] · planner: {plan['decision']}")
         if plan.get("failure"):
-            node.add(f"[yellow]model fallback:[/] {escape(plan['failure'])}")
+            node.add(f"[yellow]model fallback:[/] {inert(plan['failure'])}")
         anchors = node.add(f"anchors ({len(plan['anchors'])})")
         for anchor in plan["anchors"]:
             anchors.add(f"m{anchor['id']}  {clip(anchor['text'])}")
@@ -66,11 +66,11 @@ def _rounds(tree: Tree, rounds: list[dict[str, Any]]) -> None:
         if target:
             cue_text = ", ".join([*target["persons"], *target["locations"], *target["concepts"]])
             wants = f"  wants: a {target['wants']}" if target.get("wants") else ""
-            node.add(f"missing-support target: “{escape(target['restatement'])}”  cues: {escape(cue_text)}{wants}")
+            node.add(f"missing-support target: “{inert(target['restatement'])}”  cues: {inert(cue_text)}{wants}")
         if plan.get("missing"):
-            node.add(f"not yet covered: {escape(', '.join(plan['missing']))}")
+            node.add(f"not yet covered: {inert(', '.join(plan['missing']))}")
         if record.get("stopped"):
-            node.add(f"stop: {escape(record['stopped'])}")
+            node.add(f"stop: {inert(record['stopped'])}")
         for channel, rows in (record.get("support") or {}).items():
             branch = node.add(f"support · {channel} ({len(rows)})")
             for row in rows:
@@ -91,27 +91,25 @@ def _evidence(tree: Tree, evidence: list[Evidence]) -> None:
         node.add("[dim]no memory matches this question[/]")
     for e in evidence:
         turns = ", ".join(f"{s.turn_id}{' ' + s.timestamp[:10] if s.timestamp else ''}" for s in e.sources)
-        node.add(
-            f"{e.rank:>2}. m{e.memory_id}  [dim]{escape(_tags(e))} · {escape(turns)}[/]  {clip(e.restatement, 80)}"
-        )
+        node.add(f"{e.rank:>2}. m{e.memory_id}  [dim]{inert(_tags(e))} · {inert(turns)}[/]  {clip(e.restatement, 80)}")
 
 
 def trace_tree(result: RecallResult) -> Tree:
     """The whole recall trajectory as one tree."""
     trace = result.trace
     tree = Tree(
-        f"[bold]ask[/] “{escape(result.question)}”  [dim]mode {result.mode} · k {result.k} · "
+        f"[bold]ask[/] “{inert(result.question)}”  [dim]mode {result.mode} · k {result.k} · "
         f"{result.seconds * 1000:.0f} ms[/]"
     )
     _cues(tree, trace.get("query_cues", {}))
     if trace.get("note"):
-        tree.add(f"[yellow]{escape(trace['note'])}[/]")
+        tree.add(f"[yellow]{inert(trace['note'])}[/]")
     _seeds(tree, trace.get("seeds", {}))
     _rounds(tree, trace.get("rounds", []))
     if trace.get("focus"):
         focus = trace["focus"]
         demoted = f"{focus['others_demoted']:g}"
-        tree.add(f"[bold]focus[/] · {escape(focus['speaker'])}: what others said ranks {demoted}× further down")
+        tree.add(f"[bold]focus[/] · {inert(focus['speaker'])}: what others said ranks {demoted}× further down")
     for channel, rows in (trace.get("support") or {}).items():
         branch = tree.add(f"[bold]support[/] · {channel} ({len(rows)})")
         for row in rows:
@@ -133,14 +131,14 @@ def _llm_calls(tree: Tree, calls: list[dict[str, Any]]) -> None:
         if call.get("error"):
             line += f"  [yellow]{clip(call['error'], 80)}[/]"
         if call.get("note"):
-            line += f"  [dim]{escape(call['note'])}[/]"
+            line += f"  [dim]{inert(call['note'])}[/]"
         node.add(line)
 
 
 def answer_text(answer: dict[str, Any]) -> str:
     """The answer line with its method."""
-    text = answer.get("text") or f"[dim]{escape(answer.get('note', 'no answer'))}[/]"
-    line = f"[bold]answer[/] ({answer.get('method')}): {escape(text) if answer.get('text') else text}"
+    text = answer.get("text") or f"[dim]{inert(answer.get('note', 'no answer'))}[/]"
+    line = f"[bold]answer[/] ({answer.get('method')}): {inert(text) if answer.get('text') else text}"
     if answer.get("fallback"):
-        line += f"  [yellow]model fallback: {escape(answer['fallback'])}[/]"
+        line += f"  [yellow]model fallback: {inert(answer['fallback'])}[/]"
     return line

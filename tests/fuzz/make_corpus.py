@@ -116,6 +116,34 @@ def random_bytes(count: int, seed: int) -> bytes:
 RTL = "مرحبا سام! غداً نذهب إلى المطعم. שלום, נתראה מחר \u200fבשמונה\u200f."
 ZALGO = "H\u0335\u0321e\u0334\u0322l\u0337\u0328l\u0336\u0327o\u0338 w\u0489o\u0489r\u0489l\u0489d"
 
+# Relative times that fall off the calendar (year 1 "last week", year 9999 "next week"): ungrounded, kept.
+EDGE_PAST = [
+    turn("Alex", "I adopted a cat last week."),
+    turn("Sam", "Yesterday? Or three days ago? Last May, last summer, last Friday?"),
+]
+EDGE_FUTURE = [
+    turn("Alex", "See you next week!"),
+    turn("Sam", "Tomorrow, next month, next year, this weekend, on Friday, on the 15th, in three years."),
+]
+# Chat text that is rich markup, emoji codes and terminal escapes: every command must print it as text.
+MARKUP_TEXT = (
+    "See [link=http://evil.example]my photos[/link], [/unclosed] and [blink]this[/blink] [bold red]now[/bold red] "
+    ":warning: \x1b[5mraw blink\x1b[0m \x1b]8;;http://evil.example\x07hidden\x1b]8;;\x07 \x9b31mcsi red \\"
+)
+RICH_MARKUP = {
+    "conversation_id": "[blink]markup-chat[/blink]",
+    "sessions": [
+        {
+            "id": "[/unclosed]",
+            "timestamp": "2024-03-01T10:00:00",
+            "turns": [
+                turn("[bold red]Mallory", MARKUP_TEXT, id="[link=http://evil.example]t1[/link]"),
+                turn("Alex", "[bold red]Alarm[/bold red] at Harbor Grill [/] [dim]x[/dim] \\[escaped] :smile:"),
+                turn("Mallory", "Meet me in [link=http://evil.example]Lisbon[/link]", image_caption="[blink]a pic[/]"),
+            ],
+        }
+    ],
+}
 CASES: dict[str, Callable[[], bytes]] = {
     # --- must be refused ---
     "bad_empty.json": lambda: b"",
@@ -230,6 +258,13 @@ CASES: dict[str, Callable[[], bytes]] = {
     "ok_native_future_dates.json": lambda: dumps(stamped("2999-12-31T23:59:59", "2150-06-01T08:00:00+14:00")),
     "ok_native_ancient_date.json": lambda: dumps(stamped("0001-01-01T00:00:00")),
     "ok_native_date_only.json": lambda: dumps(stamped("2024-03-01")),
+    "ok_native_calendar_edge_first_day.json": lambda: dumps(
+        {"sessions": [{"timestamp": "0001-01-01T00:00:00", "turns": EDGE_PAST}]}
+    ),
+    "ok_native_calendar_edge_last_day.json": lambda: dumps(
+        {"sessions": [{"timestamp": "9999-12-31T23:00:00", "turns": EDGE_FUTURE}]}
+    ),
+    "ok_native_rich_markup.json": lambda: dumps(RICH_MARKUP),
     "ok_native_microseconds.json": lambda: dumps(stamped("2024-03-01T10:00:00.123456+00:00")),
     "ok_native_emoji.json": lambda: dumps(
         native([turn("Alex 🦊", "Pizza tonight? 🍕🍕 👩‍👩‍👧‍👦"), turn("Sam", "🎉" * 50)])
