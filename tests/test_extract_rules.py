@@ -107,3 +107,18 @@ def test_multi_party_chat_resolves_first_person_only() -> None:
 def test_no_per_turn_slow_path(drafts: dict[str, MemoryDraft]) -> None:
     """A guard against regressions such as dateparser on every turn (minutes), not a benchmark (~2 s)."""
     assert EXTRACTION_SECONDS["conv-26"] < 15.0
+
+
+@pytest.mark.parametrize("name", ["ok_native_calendar_edge_first_day.json", "ok_native_calendar_edge_last_day.json"])
+def test_relative_times_at_the_calendar_edge_keep_every_turn_ungrounded(name: str) -> None:
+    """Year 1 "last week" and year 9999 "next week" have no date: each turn is kept with its session's day."""
+    from pathlib import Path
+
+    from ripplecli.formats import read_conversations
+
+    (conversation,) = read_conversations(Path(__file__).parent / "fuzz" / name)
+    extractor = resolve(EXTRACTORS, "extractor", "rules")()
+    drafts = [d for window in make_windows(conversation) for d in extractor.extract(window)]
+    day = conversation.sessions[0].timestamp.date()
+    assert [d.source_turns for d in drafts] == [[t.turn_id] for t in conversation.sessions[0].turns]
+    assert all(not d.time_grounded and d.time_start.date() == day for d in drafts)
