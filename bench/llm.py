@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ripplecli.answer.llm import AnswerOut
 from ripplecli.api import Memory
 from ripplecli.config import Settings
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Sample, load_samples
@@ -26,7 +27,6 @@ from ripplecli.eval.metrics import evidence_recall, mean
 from ripplecli.extract.llm import LLMExtractor
 from ripplecli.extract.windows import make_windows
 from ripplecli.ingest import Ingestor
-from ripplecli.llm_answer import AnswerOut
 from ripplecli.model import Conversation, Session
 from ripplecli.runtime.llm import LlamaCppLLM, LLMOutputError, ModelOptions
 

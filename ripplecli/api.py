@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ripplecli.answer import ANSWER_MODES
+from ripplecli.answer.base import NO_MODEL, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
 from ripplecli.manage import OwnYourData, settings_of
@@ -246,10 +247,18 @@ class Memory(OwnYourData):
         self._recaller.analyzer = chosen_analyzer
         when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
         result = self._recaller.recall(question, RecallParams(k=k, mode=mode, rounds=rounds, as_of=when))
-        result.answer = answer_for(answer, self, question, result.evidence, log)
+        result.answer = answer_for(answer, question, result.evidence, self._model_provider(answer), log)
         if log.calls:
             result.trace["llm_calls"] = log.to_list()
         return result
+
+    def _model_provider(self, answer: str) -> ModelProvider:
+        """The local model as the answerer sees it: configured or not, loaded only if it is used."""
+        if answer not in ("auto", "llm"):
+            return NO_MODEL
+        from ripplecli.models import resolve_model
+
+        return ModelProvider(resolve_model(self.model) is not None, lambda: self.llm)
 
     def warm(self) -> None:
         """Load the encoder and every index now, so a long-lived server (MCP) answers its first question warm."""

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ripplecli.answer.base import Answer
 
 
 @dataclass
@@ -18,6 +21,16 @@ class SourceRef:
 
 
 @dataclass
+class ReplyContext:
+    """The turn a short reply answers ("isn't Ridgeline in Denver?" for "It is."): shown and read with it."""
+
+    turn_id: str
+    speaker: str
+    text: str
+    locations: list[str] = field(default_factory=list)  # known places the turn names, case-folded
+
+
+@dataclass
 class Evidence:
     """One ranked memory in the final evidence list, with every way it was found."""
 
@@ -29,6 +42,9 @@ class Evidence:
     sources: list[SourceRef] = field(default_factory=list)
     provenance: list[dict[str, Any]] = field(default_factory=list)  # {"view"|"channel", "rank", "anchor", ...}
     tokens: int = 0
+    persons: list[str] = field(default_factory=list)  # as the store keeps them: case-folded
+    locations: list[str] = field(default_factory=list)
+    context: ReplyContext | None = None  # set when the memory is a short reply to another speaker's turn
 
 
 @dataclass
@@ -40,7 +56,7 @@ class RecallResult:
     k: int
     evidence: list[Evidence]
     trace: dict[str, Any] = field(default_factory=dict)
-    answer: dict[str, Any] | None = None
+    answer: Answer | None = None
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:

@@ -110,7 +110,7 @@ def test_compare_table_and_bad_report(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_locomo_end_to_end_and_resume(tmp_path: Path) -> None:
     out = tmp_path / "eval"
-    args = ["eval", "locomo", str(TINY), "--out", str(out), "--modes", "dense,seeds,ripple", "--answer", "extractive"]
+    args = ["eval", "locomo", str(TINY), "--out", str(out), "--modes", "dense,seeds,ripple", "--answer", "typed"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     for name in ("report.json", "report.md", "recall_at_k.png"):

@@ -8,8 +8,8 @@ from datetime import datetime
 
 import pytest
 
+from ripplecli.answer.llm import AnswerOut, llm_answer
 from ripplecli.extract.llm import ExtractionOut, LLMExtractor
-from ripplecli.llm_answer import AnswerOut, llm_answer
 from ripplecli.model import Turn, Window, WindowTurn
 from ripplecli.recall.llm_planner import LLMPlanner, PlanOut
 from ripplecli.recall.planner import Candidate
@@ -85,5 +85,5 @@ def test_a_planner_call(real_llm):
 def test_an_answer_cites_only_evidence(real_llm):
     evidence = [Evidence(1, "Alice went to Paris with Maya.", 0.0, 1, ["D1:1"])]
     answer = llm_answer(real_llm, "Where did Alice go?", evidence, CallLog())
-    assert answer["method"] in ("llm", "extractive")
-    assert set(answer["citations"]) <= {1}
+    assert answer.method in ("llm", "typed")
+    assert set(answer.citations) <= {1}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ripplecli.answer.llm import llm_answer
 from ripplecli.api import Memory
 from ripplecli.extract.llm import SOURCE_TURN_ITEMS, ExtractionOut, LLMExtractor
-from ripplecli.llm_answer import llm_answer
 from ripplecli.model import Turn, Window, WindowTurn
 from ripplecli.recall.llm_planner import LLMPlanner
 from ripplecli.recall.planner import Candidate
@@ -275,13 +275,13 @@ def evidence() -> list[Evidence]:
 
 def test_llm_answer_cites_evidence_and_drops_foreign_ids(fake_llm):
     answer = llm_answer(fake_llm({"answer": "Paris", "citations": [4, 55]}), "Where?", evidence(), CallLog())
-    assert answer["method"] == "llm" and answer["citations"] == [4] and answer["text"] == "Paris [m4]"
-    assert answer["dropped_citations"] == [55]
+    assert answer.method == "llm" and answer.citations == [4] and answer.text == "Paris [m4]"
+    assert answer.span == "Paris" and answer.dropped_citations == [55]
 
 
-def test_llm_answer_falls_back_to_extractive(fake_llm):
+def test_llm_answer_falls_back_to_the_typed_answer(fake_llm):
     answer = llm_answer(fake_llm(RuntimeError("boom")), "Where did Alice go?", evidence(), CallLog())
-    assert answer["method"] == "extractive" and "boom" in answer["fallback"]
+    assert answer.method == "typed" and "boom" in (answer.fallback or "")
 
 
 # --- through Memory.recall and the trace -----------------------------------------------------------
@@ -297,7 +297,7 @@ def test_recall_with_llm_planner_and_answer_traces_the_calls(tmp_path, fake_sett
     assert [c["component"] for c in calls] == ["planner", "answer"]
     assert all({"tokens_in", "tokens_out", "seconds"} <= c.keys() for c in calls)
     assert "m999" in result.trace["rounds"][0]["planner"]["failure"]
-    assert result.answer["method"] == "llm"
+    assert result.answer is not None and result.answer.method == "llm"
     from rich.console import Console
 
     console = Console(record=True, width=160)
@@ -313,12 +313,12 @@ def test_unknown_planner_is_an_input_error(tmp_path, fake_settings):
         memory.recall("x", planner="oracle")
 
 
-def test_answer_auto_without_a_model_stays_extractive(tmp_path, fake_settings):
+def test_answer_auto_without_a_model_is_typed(tmp_path, fake_settings):
     with Memory(tmp_path / "store") as memory:
         memory.configure(fake_settings)
         memory.ingest(chat_file(tmp_path))
         result = memory.recall("Where did Alice go?", k=5, answer="auto")
-    assert result.answer["method"] == "extractive" and "llm_calls" not in result.trace
+    assert result.answer is not None and result.answer.method == "typed" and "llm_calls" not in result.trace
 
 
 def test_answer_auto_with_a_broken_configured_model_falls_back(tmp_path, fake_settings, monkeypatch):
@@ -327,4 +327,5 @@ def test_answer_auto_with_a_broken_configured_model_falls_back(tmp_path, fake_se
         memory.configure(fake_settings)
         memory.ingest(chat_file(tmp_path))
         result = memory.recall("Where did Alice go?", k=5, answer="auto")
-    assert result.answer["method"] == "extractive" and "gone.gguf" in result.answer["fallback"]
+    assert result.answer is not None and result.answer.method == "typed"
+    assert "gone.gguf" in (result.answer.fallback or "")

@@ -10,6 +10,7 @@ import pytest
 from conftest import SAMPLE_CHATS
 from rich.console import Console
 
+from ripplecli.answer import Answer
 from ripplecli.errors import InputError
 from ripplecli.recall import activation
 from ripplecli.recall.assembly import (
@@ -300,7 +301,7 @@ def test_trace_renders_every_section_at_a_fixed_width() -> None:
         2,
         evidence,
         trace,
-        {"method": "extractive", "text": "Harbor Grill is by the marina. [m7]", "citations": [7]},
+        Answer("extractive", "Harbor Grill is by the marina. [m7]", [7]),
     )
     console = Console(width=100, record=True)
     console.print(trace_tree(result))

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ripplecli.cli.choices import choice
 from ripplecli.cli.common import JsonOption, console, inert, print_json, printable, progress_bar, user_errors
+from ripplecli.cli.models import ModelOption
 
 eval_app = typer.Typer(help="Measure recall quality on LoCoMo, offline (docs/evaluation.md).", no_args_is_help=True)
 
@@ -30,6 +31,10 @@ def locomo(
         str | None, choice("eval locomo", "--modes", "Recall modes, comma-separated (default: all).")
     ] = None,
     answer: Annotated[str, choice("eval locomo", "--answer", "Also score answers (F1, BLEU-1).")] = "none",
+    questions: Annotated[
+        int | None, typer.Option("--questions", help="A fixed, seeded sample of N questions per category.")
+    ] = None,
+    model: ModelOption = None,
     budget_tokens: Annotated[int, typer.Option("--budget-tokens", help="Evidence-token budget.")] = 1500,
     out: Annotated[Path, typer.Option("--out", help="Output folder (stores, partial results, reports).")] = Path(
         "eval-out"
@@ -38,7 +43,17 @@ def locomo(
     """Ingest each conversation, ask its questions in every mode, and report evidence recall."""
     from ripplecli.eval import EvalConfig, build_report, prepare, run, write_report
 
-    config = EvalConfig(file, out, _split(conversations), k, _split(modes), answer, budget_tokens)
+    config = EvalConfig(
+        file,
+        out,
+        _split(conversations),
+        k,
+        _split(modes),
+        answer,
+        budget_tokens,
+        questions,
+        str(model) if model else None,
+    )
     plan = prepare(config)  # every argument checked before any work
     with progress_bar(TimeElapsedColumn()) as bar:
         tasks: dict[str, Any] = {}
@@ -53,6 +68,8 @@ def locomo(
     paths = write_report(report, out)
     for k_shown in config.ks:
         console.print(_summary_table(report, k_shown))
+    if config.answer != "none":
+        console.print(_answer_table(report))
     console.print(printable(f"reports: {paths['json']}, {paths['markdown']}, {paths['plot']}"), markup=False)
 
 
@@ -86,6 +103,24 @@ def _summary_table(report: dict[str, Any], k: int) -> Table:
     return table
 
 
+def _answer_table(report: dict[str, Any]) -> Table:
+    """Modes x categories: answer token F1/BLEU-1, abstention on category 5, answer latency and model tokens."""
+    table = Table(title="answers: token F1/BLEU-1 of the answer span")
+    table.add_column("mode", no_wrap=True)
+    for column in (*SHORT_GROUPS.values(), "abstain", "p50/p95 ms", "tok in/out"):
+        table.add_column(column, justify="right", overflow="fold")
+    for mode, groups in report["metrics"].items():
+        overall, abstention = groups["overall"], groups.get("abstention")
+        if "f1" not in overall:
+            continue
+        cells = [_pair(groups[g]["f1"], groups[g]["bleu1"]) if "f1" in groups[g] else "-" for g in SHORT_GROUPS]
+        cells.append(f"{abstention['rate']:.3f}".replace("0.", ".") if abstention else "-")
+        cells.append(f"{overall['answer_p50_ms']:.0f}/{overall['answer_p95_ms']:.0f}")
+        cells.append(f"{overall['prompt_tokens']:.0f}/{overall['generated_tokens']:.0f}")
+        table.add_row(mode, *cells)
+    return table
+
+
 @eval_app.command("compare")
 @user_errors
 def compare(
@@ -107,6 +142,14 @@ def compare(
             for q in flips[direction]:
                 line = f"{mode}: {direction} {q['conversation']}#{q['index']} ({q['category']}) {q['question']}"
                 console.print(printable(line), markup=False)
+        answers = comparison["answer_flips"][mode]
+        for direction in ("gained", "lost"):
+            for q in answers[direction]:
+                console.print(
+                    f"{mode}: answer {direction} {q['conversation']}#{q['index']} ({q['category']}) {q['question']} "
+                    f"gold “{q['gold_answer']}”: “{q['before']}” → “{q['after']}”",
+                    markup=False,
+                )
 
 
 def _delta_table(comparison: dict[str, Any]) -> Table:

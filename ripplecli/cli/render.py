@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.tree import Tree
 
+from ripplecli.answer.base import Answer
 from ripplecli.cli.common import inert
 from ripplecli.trace import Evidence, RecallResult
 
@@ -135,10 +136,12 @@ def _llm_calls(tree: Tree, calls: list[dict[str, Any]]) -> None:
         node.add(line)
 
 
-def answer_text(answer: dict[str, Any]) -> str:
-    """The answer line with its method."""
-    text = answer.get("text") or f"[dim]{inert(answer.get('note', 'no answer'))}[/]"
-    line = f"[bold]answer[/] ({answer.get('method')}): {inert(text) if answer.get('text') else text}"
-    if answer.get("fallback"):
-        line += f"  [yellow]model fallback: {inert(answer['fallback'])}[/]"
+def answer_text(answer: Answer) -> str:
+    """The answer line with its method and type."""
+    kind = f"{answer.method}, {answer.type}" if answer.type else answer.method
+    text = inert(answer.text) if answer.text else f"[dim]{inert(answer.note or 'no answer')}[/]"
+    style = "bold" if answer.found else "bold yellow"
+    line = f"[{style}]answer[/] ({kind}): {text}"
+    if answer.fallback:
+        line += f"  [yellow]model fallback: {inert(answer.fallback)}[/]"
     return line

@@ -10,8 +10,9 @@ from ripplecli.errors import InputError
 from ripplecli.eval.metrics import full_evidence
 from ripplecli.eval.report import GROUPS
 
-COMPARED = ("recall@10", "full@10", "recall@30", "full@30")
+COMPARED = ("recall@10", "full@10", "recall@30", "full@30", "f1", "bleu1")
 FLIP_K = 30
+ANSWER_RIGHT = 0.5  # an answer whose token F1 reaches this counts as right when listing flipped answers
 
 
 def load_report(path: Path) -> dict[str, Any]:
@@ -36,6 +37,9 @@ def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> dict[str, 
         "modes": modes,
         "deltas": {mode: _mode_deltas(before["metrics"][mode], after["metrics"][mode]) for mode in modes},
         "flips": {mode: _flips(before.get("results", []), after.get("results", []), mode) for mode in modes},
+        "answer_flips": {
+            mode: _answer_flips(before.get("results", []), after.get("results", []), mode) for mode in modes
+        },
     }
 
 
@@ -70,6 +74,24 @@ def _flips(before: list[dict[str, Any]], after: list[dict[str, Any]], mode: str)
         if was != now:
             entry = {k: record[k] for k in ("conversation", "index", "category", "question", "gold")}
             flips["gained" if now > was else "lost"].append(entry)
+    return flips
+
+
+def _answer_flips(
+    before: list[dict[str, Any]], after: list[dict[str, Any]], mode: str
+) -> dict[str, list[dict[str, Any]]]:
+    """Questions answered in both runs whose answer became right (F1 >= ANSWER_RIGHT) or stopped being right."""
+    earlier = {_key(r): r for r in before if r["mode"] == mode and "f1" in r}
+    flips: dict[str, list[dict[str, Any]]] = {"gained": [], "lost": []}
+    for record in after:
+        previous = earlier.get(_key(record)) if record["mode"] == mode and "f1" in record else None
+        if previous is None:
+            continue
+        was, now = previous["f1"] >= ANSWER_RIGHT, record["f1"] >= ANSWER_RIGHT
+        if was != now:
+            entry = {k: record[k] for k in ("conversation", "index", "category", "question", "gold_answer")}
+            entry.update(before=previous["answer"], after=record["answer"])
+            flips["gained" if now else "lost"].append(entry)
     return flips
 
 

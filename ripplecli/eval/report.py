@@ -35,11 +35,24 @@ def group_metrics(records: list[Record], ks: Iterable[int], budget: int) -> dict
     latencies = [r["seconds"] * 1000 for r in records]
     metrics["latency_p50_ms"] = percentile(latencies, 0.5)
     metrics["latency_p95_ms"] = percentile(latencies, 0.95)
-    answered = [r for r in records if "f1" in r]
-    if answered:
-        metrics["f1"] = mean([r["f1"] for r in answered])
-        metrics["bleu1"] = mean([r["bleu1"] for r in answered])
+    metrics.update(answer_metrics([r for r in records if "f1" in r]))
     return metrics
+
+
+def answer_metrics(answered: list[Record]) -> dict[str, Any]:
+    """Token F1 and BLEU-1 of the answers' spans, the answerer's latency and its model tokens."""
+    if not answered:
+        return {}
+    seconds = [r.get("answer_seconds", 0.0) * 1000 for r in answered]
+    return {
+        "answered": len(answered),
+        "f1": mean([r["f1"] for r in answered]),
+        "bleu1": mean([r["bleu1"] for r in answered]),
+        "answer_p50_ms": percentile(seconds, 0.5),
+        "answer_p95_ms": percentile(seconds, 0.95),
+        "prompt_tokens": mean([r.get("prompt_tokens", 0) for r in answered]),
+        "generated_tokens": mean([r.get("generated_tokens", 0) for r in answered]),
+    }
 
 
 def mode_metrics(records: list[Record], ks: Iterable[int], budget: int) -> dict[str, dict[str, Any]]:
@@ -63,7 +76,11 @@ def abstention_rate(records: list[Record]) -> dict[str, Any] | None:
     adversarial = [r for r in records if r["category"] == 5 and "answer" in r]
     if not adversarial:
         return None
-    return {"questions": len(adversarial), "rate": mean([float(is_abstention(r["answer"])) for r in adversarial])}
+    return {
+        "questions": len(adversarial),
+        "rate": mean([float(is_abstention(r["answer"])) for r in adversarial]),
+        **answer_metrics(adversarial),
+    }
 
 
 def build_report(plan: Any, records: list[Record]) -> dict[str, Any]:
@@ -82,6 +99,7 @@ def build_report(plan: Any, records: list[Record]) -> dict[str, Any]:
             "k": config.k,
             "budget_tokens": config.budget_tokens,
             "answer": config.answer,
+            "questions_per_category": config.questions,
             "fingerprint": plan.fingerprint,
         },
         "timing": plan.timing,
@@ -138,6 +156,7 @@ def markdown(report: dict[str, Any]) -> str:
         metrics, f"Recall / full-evidence @ {config['budget_tokens']} tokens", "recall@budget", "full@budget"
     )
     lines += _cost_table(metrics, config["ks"])
+    lines += _answer_table(metrics)
     lines += _counts_lines(report["counts"])
     return "\n".join(lines) + "\n"
 
@@ -170,6 +189,31 @@ def _cost_table(metrics: dict[str, Any], ks: list[int]) -> list[str]:
             f"{overall['f1']:.3f}" if "f1" in overall else "-",
             f"{overall['bleu1']:.3f}" if "bleu1" in overall else "-",
             f"{abstention['rate']:.3f}" if abstention else "-",
+        ]
+        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _answer_table(metrics: dict[str, Any]) -> list[str]:
+    """Answer token F1 / BLEU-1 per mode and category, abstention on category 5, answer latency and tokens."""
+    if not any("f1" in groups["overall"] for groups in metrics.values()):
+        return []
+    header = [*GROUPS, "abstain (cat 5)", "answer p50/p95 ms", "tokens in/out"]
+    lines = [
+        "## Answers (token F1 / BLEU-1 of the answer span)",
+        "",
+        "| mode | " + " | ".join(header) + " |",
+        "|---" * (len(header) + 1) + "|",
+    ]
+    for mode, groups in metrics.items():
+        overall, abstention = groups["overall"], groups.get("abstention")
+        if "f1" not in overall:
+            continue
+        cells = [f"{groups[g]['f1']:.3f} / {groups[g]['bleu1']:.3f}" if "f1" in groups[g] else "-" for g in GROUPS]
+        cells += [
+            f"{abstention['rate']:.3f}" if abstention else "-",
+            f"{overall['answer_p50_ms']:.1f} / {overall['answer_p95_ms']:.1f}",
+            f"{overall['prompt_tokens']:.0f} / {overall['generated_tokens']:.0f}",
         ]
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
     return [*lines, ""]

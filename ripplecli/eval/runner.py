@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from ripplecli.eval.metrics import bleu1, covered_turns, token_f1
 
 K_MAX = 50  # one recall at the largest K; every smaller K and the budget are prefixes of it
 REPORT_KS = (10, 30)
-ANSWERS = ("none", "extractive")
+ANSWERS = ("none", "typed", "extractive", "llm", "auto")
+SAMPLE_SEED = 14  # --questions N: the same questions every run, so runs of different answerers compare
 PACKAGE = Path(__file__).resolve().parent.parent
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -33,6 +35,8 @@ class EvalConfig:
     modes: list[str] | None = None
     answer: str = "none"
     budget_tokens: int = 1500
+    questions: int | None = None  # per category, a fixed seeded sample; None: every question
+    model: str | None = None  # the GGUF file for --answer llm|auto (None: $RIPPLE_MODEL or the config file)
 
     @property
     def ks(self) -> list[int]:
@@ -49,6 +53,7 @@ class EvalPlan:
     modes: list[str]
     fingerprint: str
     timing: dict[str, float] = field(default_factory=dict)
+    chosen: set[tuple[str, int]] | None = None  # (conversation, qa index) of the --questions sample
 
 
 def prepare(config: EvalConfig) -> EvalPlan:
@@ -65,9 +70,23 @@ def prepare(config: EvalConfig) -> EvalPlan:
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise InputError(f"unknown mode {', '.join(unknown)} (choose from: {', '.join(MODES)})")
+    if config.questions is not None and config.questions < 1:
+        raise InputError(f"--questions must be at least 1, not {config.questions}")
     samples = load_samples(config.file, config.conversations)
     _check_writable(config.out)
-    return EvalPlan(config, samples, modes, code_fingerprint(config.answer))
+    fingerprint = code_fingerprint(f"{config.answer}|{config.model or ''}")
+    return EvalPlan(config, samples, modes, fingerprint, chosen=sample_questions(samples, config.questions))
+
+
+def sample_questions(samples: list[Sample], per_category: int | None) -> set[tuple[str, int]] | None:
+    """A fixed, seeded sample of `per_category` questions of each category over the chosen conversations."""
+    if per_category is None:
+        return None
+    chosen: set[tuple[str, int]] = set()
+    for category in sorted({q.category for s in samples for q in s.questions}):
+        pool = [(q.conversation_id, q.index) for s in samples for q in s.questions if q.category == category]
+        chosen |= set(random.Random(SAMPLE_SEED + category).sample(pool, min(per_category, len(pool))))
+    return chosen
 
 
 def _check_writable(out: Path) -> None:
@@ -98,7 +117,12 @@ def store_dir(out: Path, sample: Sample) -> Path:
 def asked(plan: EvalPlan, sample: Sample) -> list[Question]:
     """Questions to ask: categories 1-4, plus adversarial ones when answers are scored."""
     wanted = ASKED_CATEGORIES + ((5,) if plan.config.answer != "none" else ())
-    return [q for q in sample.questions if q.category in wanted]
+    chosen = plan.chosen
+    return [
+        q
+        for q in sample.questions
+        if q.category in wanted and (chosen is None or (q.conversation_id, q.index) in chosen)
+    ]
 
 
 def run(plan: EvalPlan, progress: Progress | None = None, settings: Any = None) -> list[dict[str, Any]]:
@@ -112,7 +136,7 @@ def run(plan: EvalPlan, progress: Progress | None = None, settings: Any = None) 
     plan.timing = {"ingest_seconds": 0.0, "ask_seconds": 0.0}
     try:
         for sample in plan.samples:
-            with Memory(store_dir(plan.config.out, sample)) as memory:
+            with Memory(store_dir(plan.config.out, sample), model=plan.config.model) as memory:
                 _ingest(plan, sample, memory, settings, report)
                 _link(plan, sample, memory, report)
                 memory.encoder = QueryVectors(memory.encoder)  # same vectors, encoded once for all modes
@@ -184,9 +208,27 @@ def ask(plan: EvalPlan, sample: Sample, memory: Any, question: Question, mode: s
         "hits": {str(k): len(set(question.gold) & covered_turns(source_turns, k)) for k in REPORT_KS},
     }
     if result.answer is not None:
-        text = result.answer.get("text", "")
-        record.update(answer=text, f1=token_f1(text, question.answer), bleu1=bleu1(text, question.answer))
+        record.update(answer_record(result, question.answer))
     return record
+
+
+def answer_record(result: Any, gold: str) -> dict[str, Any]:
+    """An answer's scores against the gold answer (on its span), its type, time and model tokens."""
+    answer = result.answer
+    span = answer.scored
+    calls = [c for c in result.trace.get("llm_calls", []) if c.get("component") == "answer"]
+    return {
+        "answer": span,
+        "answer_text": answer.text,
+        "answer_type": answer.type,
+        "answer_method": answer.method,
+        "answer_found": answer.found,
+        "answer_seconds": answer.seconds,
+        "prompt_tokens": sum(c.get("tokens_in", 0) for c in calls),
+        "generated_tokens": sum(c.get("tokens_out", 0) for c in calls),
+        "f1": token_f1(span, gold),
+        "bleu1": bleu1(span, gold),
+    }
 
 
 class QueryVectors:

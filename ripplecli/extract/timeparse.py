@@ -312,16 +312,26 @@ def find_interval(text: str, session_ts: datetime | None) -> Interval | None:
     """The interval of the first temporal expression in the text, or None when there is none we trust."""
     if not _TRIGGER.search(text):
         return None
+    found = find_expression(text, session_ts)
+    if found is not None:
+        return found[1]
+    if any(regex.search(text) for regex, _ in _COMPILED):
+        return None
+    return _within_calendar(_dateparser_interval, text, session_ts, tense_of(text))
+
+
+def find_expression(text: str, session_ts: datetime | None) -> tuple[str, Interval] | None:
+    """The first temporal expression the rules resolve (its words as written, its interval); no dateparser."""
+    if not _TRIGGER.search(text):
+        return None
     tense = tense_of(text)
     hits = [(m, handler) for regex, handler in _COMPILED for m in regex.finditer(text)]
     hits.sort(key=lambda hit: (hit[0].start(), -len(hit[0].group(0))))  # leftmost first, then longest
     for match, handler in hits:
         interval = _within_calendar(handler, match, session_ts, tense)
         if interval is not None:
-            return interval
-    if hits:
-        return None
-    return _within_calendar(_dateparser_interval, text, session_ts, tense)
+            return match.group(0), interval
+    return None
 
 
 def _within_calendar(handler: Callable[..., Interval | None], *args: object) -> Interval | None:

@@ -136,8 +136,10 @@ class Recaller:
 
     def _evidence(self, ids: list[int], growth: list[Support], views: list[ViewHits]) -> list[Evidence]:
         """Evidence objects with restatement, sources and every way each memory was found."""
-        texts = self.index().texts
+        index = self.index()
+        texts = index.texts
         refs = memories.sources(self.store, ids)
+        contexts = memories.reply_contexts(self.store, ids, list(index.location_holders))
         found_by: dict[int, list[dict[str, Any]]] = {}
         for view in views:
             for rank, (mid, score) in enumerate(view.ranked, start=1):
@@ -161,6 +163,9 @@ class Recaller:
                 sources=refs.get(mid, []),
                 provenance=found_by.get(mid, []),
                 tokens=memories.count_tokens(texts.get(mid, "")),
+                persons=sorted(index.persons_of.get(mid, ())),
+                locations=sorted(index.locations_of.get(mid, ())),
+                context=contexts.get(mid),
             )
             for rank, mid in enumerate(ids, start=1)
         ]

@@ -1,7 +1,7 @@
 """Answers written by the local model from the question and the evidence, citing memory ids it was shown.
 
 Citations outside the evidence are dropped and recorded; output that stays invalid falls back to the
-extractive answer, with the reason in the answer's `fallback` field.
+deterministic typed answer, with the reason in the answer's `fallback` field.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ripplecli.answer import extractive_answer
+from ripplecli.answer.base import Answer
+from ripplecli.answer.typed import typed_answer
 from ripplecli.runtime.llm import CallLog, fit_evidence, structured, with_enum
 from ripplecli.trace import Evidence
 
@@ -45,10 +46,10 @@ def _date(e: Evidence) -> str | None:
     return e.sources[0].timestamp[:10] if e.sources and e.sources[0].timestamp else None
 
 
-def llm_answer(llm: Any, question: str, evidence: list[Evidence], log: CallLog) -> dict[str, Any]:
-    """A short model answer citing evidence ids, or the extractive answer when the model's output is unusable."""
+def llm_answer(llm: Any, question: str, evidence: list[Evidence], log: CallLog) -> Answer:
+    """A short model answer citing evidence ids, or the typed answer when the model's output is unusable."""
     if not evidence:
-        return {"method": "llm", "text": "", "citations": [], "note": "no evidence to answer from"}
+        return Answer("llm", "", found=False, note="no evidence to answer from")
     shown, trimmed = fit_evidence(llm, evidence, lambda some: messages(question, some), SHOWN, floor=1)
     ids = [e.memory_id for e in shown]
     schema = with_enum(AnswerOut.model_json_schema(), ("properties", "citations", "items"), ids)
@@ -56,15 +57,15 @@ def llm_answer(llm: Any, question: str, evidence: list[Evidence], log: CallLog) 
     if trimmed:
         log.calls[-1].note = trimmed
     if out is None:
-        fallback = extractive_answer(question, evidence)
-        fallback["fallback"] = f"LLM answer failed ({failure.error if failure else 'no output'})"
+        fallback = typed_answer(question, evidence)
+        fallback.fallback = f"LLM answer failed ({failure.error if failure else 'no output'})"
         return fallback
     known = {e.memory_id for e in shown}
     cited = list(dict.fromkeys(c for c in out.citations if c in known))
     dropped = [c for c in out.citations if c not in known]
-    text = out.answer.strip() + "".join(f" [m{c}]" for c in cited)
-    result: dict[str, Any] = {"method": "llm", "text": text, "citations": cited}
+    span = out.answer.strip()
+    text = span + "".join(f" [m{c}]" for c in cited)
+    result = Answer("llm", text, cited, span=span, dropped_citations=dropped)
     if dropped:
-        result["dropped_citations"] = dropped
-        result["note"] = f"citations not in the evidence dropped: {', '.join(f'm{c}' for c in dropped)}"
+        result.note = f"citations not in the evidence dropped: {', '.join(f'm{c}' for c in dropped)}"
     return result

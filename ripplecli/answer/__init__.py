@@ -1,0 +1,65 @@
+"""Answers from assembled evidence: typed by rules (the default, never invented text), or the local model's.
+
+Modules: `base` (the Answer type), `extractive`, `typed` (question typing and span choice), `llm` (the local
+model, imported only when one is used: pydantic comes with it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ripplecli.answer.base import NO_MODEL, NOT_FOUND, Answer, ModelProvider
+from ripplecli.answer.extractive import extractive_answer
+from ripplecli.answer.typed import typed_answer
+from ripplecli.errors import ModelError
+from ripplecli.runtime.llm import CallLog
+from ripplecli.trace import Evidence
+
+ANSWER_MODES = ("auto", "typed", "llm", "extractive", "none")
+
+__all__ = ["ANSWER_MODES", "NOT_FOUND", "Answer", "ModelProvider", "answer_for", "extractive_answer", "typed_answer"]
+
+
+def _llm(question: str, evidence: list[Evidence], model: ModelProvider, log: CallLog) -> Answer:
+    """--answer llm: the configured model must load (ModelError otherwise)."""
+    from ripplecli.answer.llm import llm_answer
+
+    return llm_answer(model.load(), question, evidence, log)
+
+
+def _auto(question: str, evidence: list[Evidence], model: ModelProvider, log: CallLog) -> Answer:
+    """--answer auto: the model when one is configured, else typed; a model that cannot load falls back, noted."""
+    if not model.configured:
+        return typed_answer(question, evidence)
+    try:
+        llm = model.load()
+    except ModelError as exc:
+        fallback = typed_answer(question, evidence)
+        fallback.fallback = str(exc)
+        return fallback
+    from ripplecli.answer.llm import llm_answer
+
+    return llm_answer(llm, question, evidence, log)
+
+
+Answerer = Callable[[str, list[Evidence], ModelProvider, CallLog], Answer]
+ANSWERERS: dict[str, Answerer] = {
+    "typed": lambda question, evidence, model, log: typed_answer(question, evidence),
+    "extractive": lambda question, evidence, model, log: extractive_answer(question, evidence),
+    "llm": _llm,
+    "auto": _auto,
+}
+
+
+def answer_for(
+    mode: str, question: str, evidence: list[Evidence], model: ModelProvider = NO_MODEL, log: CallLog | None = None
+) -> Answer | None:
+    """The answer of one recall in the requested mode (auto|typed|llm|extractive|none), timed."""
+    if mode == "none":
+        return None
+    import time
+
+    started = time.perf_counter()
+    answer = ANSWERERS[mode](question, evidence, model, log or CallLog())
+    answer.seconds = time.perf_counter() - started
+    return answer

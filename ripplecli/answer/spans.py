@@ -1,0 +1,118 @@
+"""Answer spans read out of a memory's words: a time written as a date, places, counts, durations, polarity."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from ripplecli.extract.timeparse import COUNTS, find_expression
+
+_DURATION = re.compile(
+    r"\b(?:since\s+(?:(?:19|20)\d\d|[A-Z][a-z]+(?:\s+(?:19|20)\d\d)?)"
+    r"|(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|several)"
+    r"\s+(?:years?|months?|weeks?|days?|hours?|minutes?))\b",
+)
+NUMBER_WORDS = [w for w in COUNTS if " " not in w and w not in ("a", "an", "one", "few")]  # "the one who"
+_COUNT = re.compile(rf"\b(?:\d[\d,.]*|{'|'.join(NUMBER_WORDS)}|once|twice)\b", re.IGNORECASE)
+_SEASONS = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
+NEGATIVE = frozenset(
+    """allergic allergy reaction swelling swollen sick ill hurt pain injured injury hate hated dislike disliked
+    bad worse worst terrible awful horrible never not no can't cannot couldn't don't didn't won't wouldn't
+    isn't wasn't avoid avoided afraid scared worried expensive broke broken problem problems passed
+    cancelled canceled refused quit lost fail failed sad upset angry difficult hard rough dangerous serious
+    epipen""".split()
+)
+STRONG_NEGATIVE = frozenset("allergic allergy sick hurt injured hate hated dangerous serious".split())
+POSITIVE = frozenset(
+    """love loved loves like liked likes enjoy enjoyed enjoys great perfect lovely worth amazing good best
+    favorite favourite excited happy fun wonderful recommend recommended beautiful incredible fine yes""".split()
+)
+STOP_EDGE = frozenset(
+    """a an the and or but so to of in on at for with by from that this these those it its is are was were be
+    been i you he she they we my your his her their our me him them us also just really very about as up""".split()
+)
+
+
+def shown_date(stamp: datetime | None) -> str:
+    """A day as a person writes it: 7 May 2023."""
+    return f"{stamp.day} {stamp:%B %Y}" if stamp else ""
+
+
+def time_span(said: str, stamp: datetime | None) -> str:
+    """The first time the words state, resolved against the session date and written for a person ("" if none)."""
+    found = find_expression(said, stamp)
+    if found is None:
+        return ""
+    phrase, (start, end) = found
+    return written_interval(phrase.lower(), start, end, stamp)
+
+
+def written_interval(phrase: str, start: datetime, end: datetime, said: datetime | None) -> str:
+    """7 May 2023 · the week before 9 June 2023 · the weekend of 15 July 2023 · May 2023 · summer 2023 · 2022."""
+    days = (end.date() - start.date()).days + 1
+    if days == 1:
+        return shown_date(start)
+    before = re.match(r"(?:last|this past|past)\s+(week|weekend)$", phrase)
+    if before and said is not None:
+        return f"the {before.group(1)} before {shown_date(said)}"
+    if days == 2 and start.weekday() == 5:
+        return f"the weekend of {shown_date(start)}"
+    if days <= 7:
+        return f"the week of {shown_date(start)}"
+    if start.day == 1 and start.month == end.month and start.year == end.year:
+        return f"{start:%B %Y}"
+    if start.day == 1 and start.month == 1 and end.month == 12 and end.day == 31:
+        return str(start.year) if start.year == end.year else f"{start.year}–{end.year}"
+    if 85 <= days <= 95 and start.day == 1 and start.month in _SEASONS:
+        return f"{_SEASONS[start.month]} {end.year}"
+    return f"{shown_date(start)} to {shown_date(end)}"
+
+
+def duration_span(said: str) -> str | None:
+    """A stated duration: "4 years", "since 2016"."""
+    match = _DURATION.search(said)
+    return match.group(0) if match else None
+
+
+def count_span(text: str) -> str | None:
+    """The first number the text states (digits or a number word)."""
+    match = _COUNT.search(text)
+    return match.group(0) if match else None
+
+
+_ORIGIN = re.compile(r"\b(?:leaving|leave|left|from|moved out of|away from)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def place_span(names: list[str], text: str, question_words: set[str]) -> str:
+    """Names (case-folded in the store) as the text writes them, minus those the question names and, unless
+    it asks "from", the places being left ("leaving Chicago")."""
+    shown = []
+    for name in names:
+        if set(name.split()) <= question_words:
+            continue
+        match = re.search(rf"\b{re.escape(name)}\b", text, re.IGNORECASE)
+        if match and "from" not in question_words and _ORIGIN.search(text[: match.start()]):
+            continue
+        shown.append(match.group(0) if match else name.title())
+    return ", ".join(dict.fromkeys(shown))
+
+
+def polarity(text: str) -> int:
+    """How strongly a sentence speaks against (< 0) or for (> 0): word lists, strong words count twice."""
+    words = re.findall(r"[a-z']+", text.lower().replace("’", "'"))
+    against = sum(2 if w in STRONG_NEGATIVE else 1 for w in words if w in NEGATIVE)
+    if against:
+        return -against
+    return sum(1 for w in words if w in POSITIVE)
+
+
+def trim_to_answer(clause: str, question_words: set[str]) -> str:
+    """The clause without the question's own words at its edges: what it adds is the answer."""
+    words = clause.rstrip(" .!?").split()
+    bare = lambda w: re.sub(r"[^\w']", "", w.lower())  # noqa: E731
+    dropped = question_words | STOP_EDGE
+    while words and bare(words[0]) in dropped:
+        words.pop(0)
+    while words and bare(words[-1]) in dropped:
+        words.pop()
+    return " ".join(words) or clause

@@ -1,0 +1,345 @@
+"""The typed answer without a model: the question's type by rules, the answer span taken from the top evidence.
+
+when → the time the best memory states (resolved against its session date), else the session date itself;
+where → the places it names; who → the persons (else its speaker); how many → the count; how long → the
+duration; yes-no / should → what the evidence says for and against (yes or no only when a memory says so);
+anything else → the shortest clause that carries the question's cue. Every answer names the speaker and the
+date and cites the memories; when no evidence carries the question's cues it says so and shows the closest.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from ripplecli.answer.base import NOT_FOUND, Answer
+from ripplecli.answer.spans import (
+    count_span,
+    duration_span,
+    place_span,
+    polarity,
+    shown_date,
+    time_span,
+    trim_to_answer,
+)
+from ripplecli.cues import content_tokens
+from ripplecli.trace import Evidence
+
+LOOK_AT = 10  # the evidence an answer is taken from: the best-ranked memories
+NAME_WEIGHT = 0.25  # a person's name is weak evidence (every memory of a speaker carries it)
+RANK_WEIGHT = 0.5  # earlier evidence wins ties: + RANK_WEIGHT / rank
+SPEAKER_BONUS = 0.3  # the question is about this memory's speaker
+CONTEXT_WEIGHT = 0.5  # cues carried only by the turn a short reply answers
+KEEP_FRACTION = 0.5  # a typed target (a date, a place) is taken from memories scoring at least this share of the best
+_CLAUSE = re.compile(r"(?<=[.!?;])\s+|\s+(?:—|–|-)\s+|,\s+(?=(?:but|and|so|because|though|although|which)\b)")
+_SPEAKER = re.compile(r"^([^:]{1,60}):\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_PRONOUN = re.compile(r"\b(?:she|he|her|him|hers|his)\b", re.IGNORECASE)
+WEIGH_AT = 20  # for and against are looked for deeper: the reasons against rarely share the question's words
+PRONOUN_REACH = 5  # turns back a "she" or "he" may point
+
+TYPES: list[tuple[str, re.Pattern[str]]] = [
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in [
+        ("how-many", r"\bhow (?:many|much)\b|\bnumber of\b"),
+        ("how-long", r"^\s*how long\b"),
+        ("when", r"^\s*when\b|^\s*(?:in |on )?(?:what|which) (?:year|month|date|day|time|week)\b|\bwhen did\b"),
+        (
+            "where",
+            r"^\s*where\b|^\s*(?:in |to |from |at )?(?:what|which) (?:cit(?:y|ies)|countr(?:y|ies)|places?|states?"
+            r"|towns?|locations?|neighbou?rhoods?)\b",
+        ),
+        ("who", r"^\s*(?:who|whom|whose)\b"),
+        ("why", r"^\s*why\b|^\s*what (?:made|inspired|motivated|caused|prompted|led)\b"),
+        ("should", r"^\s*(?:should|would|could|might|will)\b"),
+        ("yes-no", r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|am)\b"),
+        ("which", r"^\s*(?:which|in which)\b"),
+    ]
+]
+QUESTION_WORDS = frozenset("likely kind type name names sort favorite favourite".split())
+
+
+def question_type(question: str) -> str:
+    """when | where | who | how-many | how-long | why | should | yes-no | which | what."""
+    for name, pattern in TYPES:
+        if pattern.search(question):
+            return name
+    return "what"
+
+
+_SUFFIX = re.compile(r"(?:ers|ing|ed|es|er|s|e)$")
+
+
+def stem(token: str) -> str:
+    """A crude shared stem so "moving", "movers" and "move" meet: a common ending off, then five letters."""
+    return (_SUFFIX.sub("", token) if len(token) > 3 else token)[:5]
+
+
+@dataclass
+class Clause:
+    """A piece of one evidence memory and how well it carries the question's cues."""
+
+    evidence: Evidence
+    text: str
+    speaker: str
+    score: float
+    cues: set[str]
+
+
+class Question:
+    """The question as the answerer reads it: its type, cue stems (weighted) and the persons it names."""
+
+    def __init__(self, text: str, evidence: list[Evidence]):
+        self.text = text
+        self.type = question_type(text)
+        speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
+        persons = {p for e in evidence for p in e.persons} | speakers
+        tokens = [t for t in content_tokens(text) if t not in QUESTION_WORDS]
+        self.persons = {t for t in tokens if t in persons}
+        self.weights = {stem(t): NAME_WEIGHT if t in persons else 1.0 for t in tokens}
+        self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
+        self.words = {t for t in re.findall(r"[a-z0-9']+", text.lower())}
+
+    def carried(self, text: str) -> set[str]:
+        """The question's cue stems a piece of text carries."""
+        return {stem(t) for t in content_tokens(text)} & set(self.weights)
+
+
+def speaker_and_body(e: Evidence) -> tuple[str, str]:
+    """The memory's speaker and its restatement without the `Speaker:` prefix."""
+    speaker = e.sources[0].speaker if e.sources else ""
+    match = _SPEAKER.match(e.restatement)
+    body = e.restatement[match.end() :] if match else e.restatement
+    return (match.group(1) if match and not speaker else speaker), body
+
+
+def clauses(question: Question, evidence: list[Evidence]) -> list[Clause]:
+    """Every clause of the top evidence, scored by the question cues it carries and the memory's rank."""
+    found = []
+    for position, e in enumerate(evidence[:LOOK_AT], start=1):
+        speaker, body = speaker_and_body(e)
+        bonus = RANK_WEIGHT / position + (SPEAKER_BONUS if question.speaker == speaker.casefold() else 0.0)
+        context = question.carried(e.context.text) if e.context else set()
+        for piece in _CLAUSE.split(body):
+            piece = piece.strip(" ,")
+            if not piece:
+                continue
+            cues = question.carried(piece)
+            weight = sum(question.weights[c] for c in cues) + CONTEXT_WEIGHT * sum(
+                question.weights[c] for c in context - cues
+            )
+            found.append(Clause(e, piece, speaker, weight + (bonus if weight else 0.0), cues | context))
+    return sorted(found, key=lambda c: -c.score)
+
+
+def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
+    """The answer a person can use, from the evidence alone: typed span, speaker, date, citations."""
+    asked = Question(question, evidence)
+    ranked = clauses(asked, evidence)
+    if not ranked or ranked[0].score <= 0 or not (ranked[0].cues - {stem(p) for p in asked.persons}):
+        return not_found(asked, evidence)
+    if asked.type in ("yes-no", "should"):
+        return weighed(asked, evidence)
+    best = ranked[0]
+    pick = TYPED.get(asked.type)
+    if pick is not None:
+        for clause in [c for c in ranked if c.score >= KEEP_FRACTION * best.score]:
+            span = pick(asked, clause)
+            if span:
+                return answered(asked, span, clause)
+    if asked.type == "when" and _stamp(best.evidence):  # no stated time: the turn reports the event itself
+        return answered(asked, shown_date(_stamp(best.evidence)), best)
+    return answered(asked, trim_to_answer(best.text, asked.words), best)
+
+
+def _when(asked: Question, clause: Clause) -> str | None:
+    """The time the memory states, resolved against its session date; else the date it was said."""
+    return time_span(_said(clause.evidence), _stamp(clause.evidence)) or None
+
+
+def _where(asked: Question, clause: Clause) -> str | None:
+    """The places the memory (or the turn it answers) names that the question does not; not from a memory
+    that turns a place down ("passed on the Highland apartment")."""
+    e = clause.evidence
+    if polarity(e.restatement) < 0:
+        return None
+    names = [*(e.context.locations if e.context else []), *e.locations]
+    return place_span(names, f"{e.context.text if e.context else ''} {e.restatement}", asked.words) or None
+
+
+def _who(asked: Question, clause: Clause) -> str | None:
+    """Persons the memory names that the question does not, else its speaker (who said or did it)."""
+    lowered = clause.text.lower()
+    others = [
+        p
+        for p in clause.evidence.persons
+        if p not in asked.persons and p != clause.speaker.casefold() and re.search(rf"\b{re.escape(p)}\b", lowered)
+    ]
+    if others:
+        return place_span(others, clause.evidence.restatement, asked.words)
+    return clause.speaker if clause.speaker.casefold() not in asked.persons else None
+
+
+def _how_many(asked: Question, clause: Clause) -> str | None:
+    """The count in the clause that carries the question's cue."""
+    return count_span(clause.text)
+
+
+def _how_long(asked: Question, clause: Clause) -> str | None:
+    """The duration the memory states ("4 years", "since 2016")."""
+    return duration_span(_said(clause.evidence))
+
+
+def _why(asked: Question, clause: Clause) -> str | None:
+    """The reason after "because", "since", "so that" in the clause."""
+    match = re.search(r"\b(?:because|since|so that|as|to)\b\s+(.*)", clause.text, re.IGNORECASE)
+    return match.group(1).strip(" .") if match and len(match.group(1).split()) >= 2 else None
+
+
+TYPED = {
+    "when": _when,
+    "where": _where,
+    "who": _who,
+    "how-many": _how_many,
+    "how-long": _how_long,
+    "why": _why,
+}
+
+
+def _said(e: Evidence) -> str:
+    """What the memory's source turns said (times are read from the words as spoken)."""
+    return " ".join(s.text for s in e.sources) or e.restatement
+
+
+def _stamp(e: Evidence) -> datetime | None:
+    """The session date of the memory's first source turn."""
+    stamp = e.sources[0].timestamp if e.sources else None
+    return datetime.fromisoformat(stamp) if stamp else None
+
+
+def answered(asked: Question, span: str, clause: Clause, extra: list[Clause] | None = None) -> Answer:
+    """The answer line: span, then who said it and when, cited."""
+    cited = [clause, *(extra or [])]
+    text = f"{span} — {source_line(clause)}"
+    return Answer("typed", text, list(dict.fromkeys(c.evidence.memory_id for c in cited)), type=asked.type, span=span)
+
+
+def source_line(clause: Clause) -> str:
+    """`Nora, 10 March 2026, to Ben's “isn't Ridgeline in Denver?”: “It is.” [m69]`."""
+    e = clause.evidence
+    said = shown_date(_stamp(e))
+    who = f"{clause.speaker}, {said}" if said else clause.speaker
+    if e.context is not None:
+        who += f", to {e.context.speaker}'s “{e.context.text}”"
+    return f"{who}: “{clause.text}” [m{e.memory_id}]"
+
+
+def weighed(asked: Question, evidence: list[Evidence]) -> Answer:
+    """Yes-no and should questions: what the evidence says for and against; yes/no only when a memory says it."""
+    pieces = opinions(asked, evidence[:WEIGH_AT])
+    against = sorted((p for p in pieces if p.polarity < 0), key=lambda p: (p.polarity, p.rank))[:2]
+    for_ = sorted(
+        (p for p in pieces if p.polarity >= 0 and p.subject),
+        key=lambda p: (-min(p.polarity, 1), not p.clause.cues, p.rank),  # praise, then what follows a mention
+    )[:2]
+    if not for_ and not against:
+        return not_found(asked, evidence)
+    lines = []
+    if for_:
+        lines.append("for: " + "; ".join(source_line(p.clause) for p in for_))
+    if against:
+        lines.append("against: " + "; ".join(source_line(p.clause) for p in against))
+    lead = min([*for_, *against], key=lambda p: p.rank)
+    verdict = explicit_verdict(lead.clause.text)
+    head = f"{verdict} — " if verdict else "the chats do not say yes or no; "
+    cited = list(dict.fromkeys(p.clause.evidence.memory_id for p in [*for_, *against]))
+    span = verdict or lead.clause.text
+    return Answer("typed", head + " | ".join(lines), cited, type=asked.type, span=span)
+
+
+@dataclass
+class Opinion:
+    """A sentence of the evidence about the question's subject or person, and which way it leans."""
+
+    clause: Clause
+    polarity: int
+    subject: bool  # carries a cue of the question other than a person (or continues a turn that does)
+    rank: int
+
+
+def opinions(asked: Question, evidence: list[Evidence]) -> list[Opinion]:
+    """Statements (questions dropped) about the question's subject or its persons (a "she" followed within a
+    session), and the speaker's next turns right after one that names the subject, one per memory."""
+    about = persons_about(evidence)
+    person_stems = {stem(p) for p in asked.persons}
+    subject_turns: set[tuple[str, str, int]] = set()
+    found = []
+    for rank, e in enumerate(evidence, start=1):
+        speaker, body = speaker_and_body(e)
+        said = " ".join(s for s in _SENTENCE.split(body) if s.strip() and not s.rstrip().endswith("?"))
+        if not said:
+            continue
+        place = turn_place(e)
+        cues = asked.carried(said)
+        subject = bool(cues - person_stems)
+        follows = place is not None and any((place[0], place[1], place[2] - d) in subject_turns for d in (1, 2))
+        others = asked.persons - {speaker.casefold()}
+        named = bool(others & (about.get(e.memory_id, set()) | {p for p in asked.persons if stem(p) in cues}))
+        if subject and place is not None:
+            subject_turns.add(place)
+        if subject or follows or named:
+            found.append(Opinion(Clause(e, said, speaker, 0.0, cues), polarity(said), subject or follows, rank))
+    return found
+
+
+def turn_place(e: Evidence) -> tuple[str, str, int] | None:
+    """(speaker, session, turn number) of the memory's first source turn."""
+    if not e.sources:
+        return None
+    match = re.search(r"(\d+)$", e.sources[0].turn_id)
+    return (e.sources[0].speaker, e.sources[0].session_id, int(match.group(1))) if match else None
+
+
+def persons_about(evidence: list[Evidence]) -> dict[int, set[str]]:
+    """The persons each memory is about: those it names, or for "she"/"he" without a name, the persons the
+    nearest earlier memory of the same session names (within a few turns)."""
+    about: dict[int, set[str]] = {}
+    speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
+    ordered = sorted((p, e) for e in evidence if (p := turn_place(e)) is not None)
+    for place, e in ordered:
+        named = set(e.persons) - speakers
+        if not named and _PRONOUN.search(e.restatement):
+            earlier = [
+                about[o.memory_id]
+                for p, o in ordered
+                if p[1] == place[1] and 0 < place[2] - p[2] <= PRONOUN_REACH and about.get(o.memory_id)
+            ]
+            named = earlier[-1] if earlier else set()
+        about[e.memory_id] = named
+    return about
+
+
+def explicit_verdict(text: str) -> str | None:
+    """ "Yes" or "No" when the memory itself opens with it."""
+    match = re.match(r"\s*(yes|yeah|yep|no|nope)\b", text, re.IGNORECASE)
+    if not match:
+        return None
+    return "Yes" if match.group(1).lower() in ("yes", "yeah", "yep") else "No"
+
+
+def not_found(asked: Question, evidence: list[Evidence]) -> Answer:
+    """Nothing in the evidence carries the question's cues: say so, with the closest memory."""
+    if not evidence:
+        return Answer("typed", NOT_FOUND, [], type=asked.type, span=NOT_FOUND, found=False)
+    e = evidence[0]
+    speaker, body = speaker_and_body(e)
+    closest = Clause(e, body, speaker, 0.0, set())
+    return Answer(
+        "typed",
+        f"{NOT_FOUND}; closest: {source_line(closest)}",
+        [e.memory_id],
+        type=asked.type,
+        span=NOT_FOUND,
+        found=False,
+    )

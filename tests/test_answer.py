@@ -1,0 +1,113 @@
+"""The typed answer on hand-written evidence: question types, spans (dates, places, persons, counts, yes/no)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ripplecli.answer import NOT_FOUND, answer_for
+from ripplecli.answer.spans import written_interval
+from ripplecli.answer.typed import question_type, typed_answer
+from ripplecli.trace import Evidence, SourceRef
+
+
+def memory(mid: int, speaker: str, said: str, day: str = "2023-05-08T14:00:00", **kw) -> Evidence:
+    """One evidence memory: the turn as said, restated with its speaker, dated by its session."""
+    source = SourceRef(f"D1:{mid}", "1", speaker, said, day)
+    return Evidence(mid, f"{speaker}: {kw.pop('restated', said)}", 0.0, mid, [source.turn_id], [source], **kw)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("When did Caroline go to the support group?", "when"),
+        ("What year did Melanie start painting?", "when"),
+        ("Where did Maya go last summer?", "where"),
+        ("Which cities has Jon visited?", "where"),
+        ("Who offered to design a smart Pokeball?", "who"),
+        ("How many times has Melanie gone to the beach?", "how-many"),
+        ("How long has Caroline had her friends?", "how-long"),
+        ("Why is Jordan running the Lakeshore 10K?", "why"),
+        ("Should Alex take Maya to Harbor Grill?", "should"),
+        ("Would Caroline pursue writing as a career?", "should"),
+        ("Did Nora take the Highland apartment?", "yes-no"),
+        ("Which book did Caroline recommend?", "which"),
+        ("What did Nora decide about the apartment?", "what"),
+    ],
+)
+def test_question_types(question: str, kind: str) -> None:
+    assert question_type(question) == kind
+
+
+def test_when_resolves_the_stated_time_against_the_session_date() -> None:
+    evidence = [memory(1, "Caroline", "I went to a LGBTQ support group yesterday and it was so powerful.")]
+    answer = typed_answer("When did Caroline go to the LGBTQ support group?", evidence)
+    assert answer.type == "when" and answer.span == "7 May 2023"
+    assert answer.citations == [1] and "Caroline, 8 May 2023" in answer.text and "[m1]" in answer.text
+
+
+def test_when_without_a_stated_time_is_the_session_date() -> None:
+    evidence = [memory(1, "Melanie", "We finally painted the sunrise over the lake!", "2023-06-09T10:00:00")]
+    assert typed_answer("When did Melanie paint a sunrise?", evidence).span == "9 June 2023"
+
+
+def test_written_intervals() -> None:
+    from ripplecli.extract.timeparse import find_expression
+
+    said = __import__("datetime").datetime(2023, 6, 9, 12)
+    cases = {"last week": "the week before 9 June 2023", "in May 2022": "May 2022", "last year": "2022"}
+    for phrase, written in cases.items():
+        found = find_expression(phrase, said)
+        assert found is not None
+        assert written_interval(found[0].lower(), *found[1], said) == written
+
+
+def test_where_names_the_place_not_the_one_left() -> None:
+    evidence = [
+        memory(1, "Nora", "It is. So I'd be leaving Chicago. We're moving in June.", locations=["chicago", "denver"]),
+    ]
+    evidence[0].restatement = "Nora: Ridgeline is in Denver. Nora would be leaving Chicago. Nora is moving in June."
+    answer = typed_answer("Where is Nora moving to?", evidence)
+    assert answer.type == "where" and answer.span == "Denver"
+
+
+def test_who_is_the_person_named_else_the_speaker() -> None:
+    named = [memory(1, "Jordan", "My cousin Teresa came with a sign.", persons=["teresa", "jordan"])]
+    assert typed_answer("Who came with a sign?", named).span == "Teresa"
+    spoken = [memory(2, "Sam", "I can design a smart Pokeball for you!")]
+    assert typed_answer("Who offered to design a smart Pokeball?", spoken).span == "Sam"
+
+
+def test_how_many_takes_the_count() -> None:
+    evidence = [memory(1, "Jordan", "I raised 1,850 dollars, way over the goal.")]
+    assert typed_answer("How much money did Jordan raise?", evidence).span == "1,850"
+
+
+def test_yes_no_only_when_the_evidence_says_it() -> None:
+    evidence = [
+        memory(1, "Alex", "Harbor Grill was perfect, the terrace is lovely."),
+        memory(2, "Alex", "Maya is allergic to Harbor Grill's shellfish, a serious reaction."),
+    ]
+    answer = typed_answer("Should Alex take Maya to Harbor Grill?", evidence)
+    assert answer.type == "should" and "for:" in answer.text and "against:" in answer.text
+    assert "[m1]" in answer.text and "[m2]" in answer.text and not answer.text.startswith(("Yes", "No"))
+    said = [memory(3, "Nora", "No, I passed on the Highland apartment after all.")]
+    assert typed_answer("Did Nora take the Highland apartment?", said).text.startswith("No")
+
+
+def test_not_found_shows_the_closest_evidence() -> None:
+    evidence = [memory(1, "Riley", "I adopted a cat named Pickle.")]
+    answer = typed_answer("What is Riley's favourite opera?", evidence)
+    assert not answer.found and answer.text.startswith(NOT_FOUND) and answer.citations == [1]
+    assert typed_answer("Anything?", []).text == NOT_FOUND
+
+
+def test_answer_modes() -> None:
+    evidence = [memory(1, "Riley", "I adopted a cat named Pickle.")]
+    assert answer_for("none", "What cat did Riley adopt?", evidence) is None
+    typed = answer_for("typed", "What cat did Riley adopt?", evidence)
+    assert typed is not None and typed.method == "typed" and typed.seconds >= 0
+    extractive = answer_for("extractive", "What cat did Riley adopt?", evidence)
+    assert extractive is not None and extractive.method == "extractive" and extractive.citations == [1]
+    auto = answer_for("auto", "What cat did Riley adopt?", evidence)
+    assert auto is not None and auto.method == "typed"
+    assert typed.to_dict()["type"] == "what" and "span" in typed.to_dict()
