@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ripplecli.answer import ANSWER_MODES
-from ripplecli.answer.base import NO_MODEL, ModelProvider
+from ripplecli.answer.base import NO_MODEL, Answer, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
 from ripplecli.manage import OwnYourData, settings_of
@@ -341,7 +341,16 @@ def compact_result(result: RecallResult) -> dict[str, Any]:
             for e in result.evidence
         ],
         "trajectory": trajectory(result),
+        "answer": brief_answer(result.answer),
     }
+
+
+def brief_answer(answer: Answer | None) -> dict[str, Any] | None:
+    """The rules' answer as an agent reads it: its type, span, line and citations (the agent's model decides)."""
+    if answer is None:
+        return None
+    keys = ("method", "type", "span", "text", "citations", "found")
+    return {key: getattr(answer, key) for key in keys}
 
 
 def trajectory(result: RecallResult) -> dict[str, Any]:

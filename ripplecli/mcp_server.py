@@ -51,7 +51,8 @@ DESCRIPTIONS: dict[str, str] = {
         "Recall evidence from the user's past conversations for a question. Call it BEFORE answering any question "
         "about the user's past, people they know, their plans, events or preferences. Returns ranked evidence (memory "
         "id, restatement, source turns with dates, how each was found) and the recall trajectory (anchors, the "
-        "missing-support target, which channel found what). It does not answer: you answer from the evidence, "
+        "missing-support target, which channel found what), and `answer`: a rules-only hint (type, span, citations; "
+        "found=false when nothing matched). You answer from the evidence, "
         "citing memory ids. k: how many memories (default 10). mode: ripple (default), seeds, dense, lexical, ... "
         "as_of: the question's date, ISO 8601 (default now) for 'last week'-style questions."
     ),
@@ -133,8 +134,8 @@ class RippleTools:
 
     @tool_call
     def recall(self, question: str, k: int = 10, mode: str = "ripple", as_of: str | None = None) -> dict[str, Any]:
-        """Evidence and trajectory, no answer (the agent's model answers)."""
-        result = self.memory.recall(question, k=k, mode=mode, as_of=parse_time(as_of, "as_of"), answer="none")
+        """Evidence and trajectory, with the rules' typed answer (type, span) as a hint; the agent's model answers."""
+        result = self.memory.recall(question, k=k, mode=mode, as_of=parse_time(as_of, "as_of"), answer="typed")
         return compact_result(result)
 
     @tool_call

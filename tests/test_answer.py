@@ -111,3 +111,26 @@ def test_answer_modes() -> None:
     auto = answer_for("auto", "What cat did Riley adopt?", evidence)
     assert auto is not None and auto.method == "typed"
     assert typed.to_dict()["type"] == "what" and "span" in typed.to_dict()
+
+
+def test_a_short_reply_carries_the_turn_it_answers(tmp_path, fake_settings) -> None:
+    """ "isn't Ridgeline in Denver? — It is." is one piece of evidence, and the answer names Denver."""
+    from pathlib import Path
+
+    from ripplecli.api import Memory
+    from ripplecli.recall.memories import is_short_reply
+
+    assert is_short_reply("It is. So I'd be leaving Chicago.", "Wait, isn't Ridgeline in Denver?")
+    assert is_short_reply("Same here", "I loved the film.")
+    assert not is_short_reply("Exhausting but good. I saw nine places in two days.", "How was it")
+    chat = Path(__file__).parents[1] / "sample_chats" / "moving.json"
+    with Memory(tmp_path / "store") as memory:
+        memory.configure(fake_settings)
+        memory.ingest(chat)
+        result = memory.recall("Where is Nora moving to?", k=30, answer="typed")
+    replies = {e.source_turns[0]: e for e in result.evidence if e.context is not None}
+    it_is = replies["D1:6"]
+    assert it_is.context is not None and it_is.context.turn_id == "D1:5" and it_is.context.speaker == "Ben"
+    assert "denver" in it_is.context.locations
+    assert result.answer is not None and "Denver" in (result.answer.span or "")
+    assert result.to_dict()["answer"]["type"] == "where"

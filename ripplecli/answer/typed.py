@@ -31,6 +31,8 @@ NAME_WEIGHT = 0.25  # a person's name is weak evidence (every memory of a speake
 RANK_WEIGHT = 0.5  # earlier evidence wins ties: + RANK_WEIGHT / rank
 SPEAKER_BONUS = 0.3  # the question is about this memory's speaker
 CONTEXT_WEIGHT = 0.5  # cues carried only by the turn a short reply answers
+ASKED_FACTOR = 0.3
+NEW_CONTENT_BONUS = 0.3
 KEEP_FRACTION = 0.5  # a typed target (a date, a place) is taken from memories scoring at least this share of the best
 _CLAUSE = re.compile(r"(?<=[.!?;])\s+|\s+(?:—|–|-)\s+|,\s+(?=(?:but|and|so|because|though|although|which)\b)")
 _SPEAKER = re.compile(r"^([^:]{1,60}):\s+")
@@ -51,7 +53,7 @@ TYPES: list[tuple[str, re.Pattern[str]]] = [
             r"|towns?|locations?|neighbou?rhoods?)\b",
         ),
         ("who", r"^\s*(?:who|whom|whose)\b"),
-        ("why", r"^\s*why\b|^\s*what (?:made|inspired|motivated|caused|prompted|led)\b"),
+        ("why", r"^\s*why\b|^\s*what (?:made|inspired|motivated|caused|prompted|led)\b|\breason\b|\bfor\?$"),
         ("should", r"^\s*(?:should|would|could|might|will)\b"),
         ("yes-no", r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|am)\b"),
         ("which", r"^\s*(?:which|in which)\b"),
@@ -97,6 +99,7 @@ class Question:
         persons = {p for e in evidence for p in e.persons} | speakers
         tokens = [t for t in content_tokens(text) if t not in QUESTION_WORDS]
         self.persons = {t for t in tokens if t in persons}
+        self.tokens = set(tokens)
         self.weights = {stem(t): NAME_WEIGHT if t in persons else 1.0 for t in tokens}
         self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
         self.words = {t for t in re.findall(r"[a-z0-9']+", text.lower())}
@@ -129,7 +132,12 @@ def clauses(question: Question, evidence: list[Evidence]) -> list[Clause]:
             weight = sum(question.weights[c] for c in cues) + CONTEXT_WEIGHT * sum(
                 question.weights[c] for c in context - cues
             )
-            found.append(Clause(e, piece, speaker, weight + (bonus if weight else 0.0), cues | context))
+            score = weight + (bonus if weight else 0.0)
+            if piece.endswith("?"):  # a question asked in the chat rarely holds its answer
+                score *= ASKED_FACTOR
+            elif weight and len(set(content_tokens(piece)) - question.tokens) >= 2:
+                score += NEW_CONTENT_BONUS  # it says something the question does not
+            found.append(Clause(e, piece, speaker, score, cues | context))
     return sorted(found, key=lambda c: -c.score)
 
 
@@ -241,7 +249,7 @@ def weighed(asked: Question, evidence: list[Evidence]) -> Answer:
     against = sorted((p for p in pieces if p.polarity < 0), key=lambda p: (p.polarity, p.rank))[:2]
     for_ = sorted(
         (p for p in pieces if p.polarity >= 0 and p.subject),
-        key=lambda p: (-min(p.polarity, 1), not p.clause.cues, p.rank),  # praise, then what follows a mention
+        key=lambda p: (-min(p.polarity, 1), bool(p.clause.cues), p.rank),  # praise, then what follows a mention
     )[:2]
     if not for_ and not against:
         return not_found(asked, evidence)

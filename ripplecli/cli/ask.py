@@ -7,9 +7,11 @@ from typing import Annotated
 import typer
 
 from ripplecli.cli.choices import choice
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, printable, user_errors
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
 from ripplecli.cli.models import ModelOption
-from ripplecli.cli.render import answer_text, trace_tree
+from ripplecli.cli.render import answer_text, evidence_line, trace_tree
+
+BRIEF_EVIDENCE = 5  # --no-trace: the answer and this many evidence lines
 
 
 @user_errors
@@ -54,10 +56,11 @@ def ask(
     if trace:
         console.print(trace_tree(result))
     else:
-        for e in result.evidence:
-            line = f"{e.rank:>2}. m{e.memory_id} {', '.join(e.source_turns)}  {e.restatement}"
-            console.print(printable(line), markup=False)
         if result.answer is not None:
             console.print(answer_text(result.answer))
+        for e in result.evidence[:BRIEF_EVIDENCE]:
+            console.print(evidence_line(e))
+        if len(result.evidence) > BRIEF_EVIDENCE:
+            console.print(f"[dim]… {len(result.evidence) - BRIEF_EVIDENCE} more (--json or the trace shows all)[/]")
     if not result.evidence:
         console.print("no evidence found for this question", style="yellow")

@@ -85,14 +85,33 @@ def _tags(e: Evidence) -> str:
     return ", ".join(dict.fromkeys(tags)) or "fused"
 
 
+def is_weak(e: Evidence) -> bool:
+    """Found by no view's first hop and no graph channel: only there to fill the list to K."""
+    return not any(p.get("seed") or "channel" in p for p in e.provenance)
+
+
 def _evidence(tree: Tree, evidence: list[Evidence]) -> None:
-    """The final ranked evidence with source turns and dates."""
-    node = tree.add(f"[bold]evidence[/] ({len(evidence)})")
+    """The final ranked evidence with source turns and dates; padding far below the best is marked weak."""
+    weak = sum(is_weak(e) for e in evidence)
+    node = tree.add(f"[bold]evidence[/] ({len(evidence)}{f', {weak} weak' if weak else ''})")
     if not evidence:
         node.add("[dim]no memory matches this question[/]")
     for e in evidence:
         turns = ", ".join(f"{s.turn_id}{' ' + s.timestamp[:10] if s.timestamp else ''}" for s in e.sources)
-        node.add(f"{e.rank:>2}. m{e.memory_id}  [dim]{inert(_tags(e))} · {inert(turns)}[/]  {clip(e.restatement, 80)}")
+        mark = " [yellow]weak[/]" if is_weak(e) else ""
+        how = f"[dim]{inert(_tags(e))} · {inert(turns)}[/]"
+        line = node.add(f"{e.rank:>2}. m{e.memory_id}{mark}  {how}  {clip(e.restatement, 80)}")
+        if e.context is not None:
+            line.add(f"[dim]replying to {inert(e.context.speaker)}:[/] {clip(e.context.text, 80)}")
+
+
+def evidence_line(e: Evidence) -> str:
+    """One evidence line for `--no-trace`: rank, id, first turn and date, the restatement on one line."""
+    first = e.sources[0] if e.sources else None
+    where = f"{first.turn_id} {first.timestamp[:10] if first.timestamp else ''}".strip() if first else ""
+    reply = f" [dim](to {inert(e.context.speaker)}: {clip(e.context.text, 40)})[/]" if e.context else ""
+    mark = " [yellow]weak[/]" if is_weak(e) else ""
+    return f"{e.rank:>2}. m{e.memory_id}{mark} [dim]{inert(where)}[/]  {clip(e.restatement, 80)}{reply}"
 
 
 def trace_tree(result: RecallResult) -> Tree:
@@ -102,6 +121,8 @@ def trace_tree(result: RecallResult) -> Tree:
         f"[bold]ask[/] “{inert(result.question)}”  [dim]mode {result.mode} · k {result.k} · "
         f"{result.seconds * 1000:.0f} ms[/]"
     )
+    if result.answer is not None:
+        tree.add(answer_text(result.answer))
     _cues(tree, trace.get("query_cues", {}))
     if trace.get("note"):
         tree.add(f"[yellow]{inert(trace['note'])}[/]")
@@ -116,8 +137,6 @@ def trace_tree(result: RecallResult) -> Tree:
         for row in rows:
             branch.add(_support_line(row))
     _evidence(tree, result.evidence)
-    if result.answer is not None:
-        tree.add(answer_text(result.answer))
     _llm_calls(tree, trace.get("llm_calls") or [])
     return tree
 
