@@ -30,6 +30,7 @@ class IngestReport:
     conversations: int = 0
     new_sources: int = 0
     duplicates: int = 0
+    skipped: int = 0  # messages the reader left out (tool calls, hidden or media-only messages)
     memories: int = 0
     edges: dict[str, int] = field(default_factory=dict)
     failures: int = 0
@@ -48,18 +49,26 @@ class PendingTurn:
 
 
 def turn_hash(conversation_id: str, session: Session, turn: Turn) -> str:
-    """Identity of a raw turn: re-ingesting the same turn is recognised and skipped."""
-    stamp = session.timestamp.isoformat() if session.timestamp else ""
-    payload = "\x1f".join([conversation_id, session.session_id, turn.turn_id, turn.speaker, turn.text, stamp])
+    """Identity of a raw turn: re-ingesting the same turn is recognised and skipped. A turn with its own time
+    (an export's message) is who said what under its id; its session's start is left out, because a newer export
+    of the same day may start earlier or later."""
+    if turn.said_at is not None:
+        payload = "\x1f".join(["said", conversation_id, session.session_id, turn.turn_id, turn.speaker, turn.text])
+    else:
+        stamp = session.timestamp.isoformat() if session.timestamp else ""
+        payload = "\x1f".join([conversation_id, session.session_id, turn.turn_id, turn.speaker, turn.text, stamp])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def file_hash(path: Path) -> str:
-    """Content hash of an ingested file, recorded with its run."""
+    """Content hash of an ingested file (of every file, in path order, for an export folder), recorded with its run."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        digest.update(file.relative_to(path).as_posix().encode() if file != path else b"")
+        with file.open("rb") as handle:
+            for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 
@@ -82,6 +91,7 @@ class Ingestor:
         """Ingest parsed conversations; every check runs before the first write."""
         started = time.perf_counter()
         report = IngestReport(file=label, conversations=len(conversations))
+        report.skipped = sum(conv.skipped for conv in conversations)
         plans = [(conv, self._pending(conv, Path(label).name)) for conv in conversations]
         total = sum(len(p) for _, p in plans)
         report.duplicates = sum(c.turn_count for c, _ in plans) - total if plans else 0

@@ -33,6 +33,7 @@ class Conversation:
     conversation_id: str
     sessions: list[Session] = field(default_factory=list)
     title: str | None = None  # the export's own title, shown beside the id
+    skipped: int = 0  # messages the reader left out on purpose (tool calls, hidden, media-only), for the summary
 
     @property
     def speakers(self) -> list[str]:

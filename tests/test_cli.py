@@ -56,7 +56,8 @@ def test_directory_unknown_format_and_missing_file(store, tmp_path):
     (tmp_path / "folder").mkdir()
     cases = [
         (["ingest", str(tmp_path / "folder")], "folder: is a directory"),
-        (["ingest", "--format", "nope", str(good)], "good.json: unknown format 'nope'"),
+        (["ingest", "--format", "nope", str(good)], "unknown --format 'nope' (choose from: auto, chatgpt"),
+        (["ingest", "--format", "nope", str(tmp_path / "absent.json")], "unknown --format 'nope'"),
         (["ingest", str(tmp_path / "absent.json")], "absent.json: no such file"),
         (["ingest", str(good), str(tmp_path / "absent.json")], "absent.json"),
     ]

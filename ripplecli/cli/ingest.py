@@ -29,9 +29,12 @@ from ripplecli.errors import InputError
 def _summary(reports: list) -> Table:
     """One row per file: what was added, skipped and how long it took."""
     table = rows_table("ingest summary")
-    table.caption = "turns: new source turns · dupes: turns already stored · fails: model fallbacks · s: seconds"
+    table.caption = (
+        "turns: new source turns · dupes: turns already stored · skip: messages left out (tool calls, media, "
+        "system lines) · fails: model fallbacks · s: seconds"
+    )
     table.add_column("file", overflow="fold", ratio=1)
-    for column in ("chats", "turns", "dupes", "memories", "edges", "fails", "s"):
+    for column in ("chats", "turns", "dupes", "skip", "memories", "edges", "fails", "s"):
         table.add_column(column, justify="right", no_wrap=True)
     for r in reports:
         edges = "\n".join(f"{k} {v}" for k, v in sorted(r.edges.items())) or "0"
@@ -40,6 +43,7 @@ def _summary(reports: list) -> Table:
             str(r.conversations),
             str(r.new_sources),
             str(r.duplicates),
+            str(r.skipped),
             str(r.memories),
             edges,
             str(r.failures),
@@ -50,8 +54,16 @@ def _summary(reports: list) -> Table:
 
 @user_errors
 def ingest(
-    files: Annotated[list[Path], typer.Argument(help="Chat files (native JSON, LoCoMo, LongMemEval, ChatGPT).")],
-    fmt: Annotated[str, choice("ingest", "--format", "The chat format (auto: detected).", "-f")] = "auto",
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Chat exports: files, .zip archives or export folders (ChatGPT, Claude, Telegram, WhatsApp, Slack, "
+            "Discord, notes, ripple's native JSON, LoCoMo, LongMemEval)."
+        ),
+    ],
+    fmt: Annotated[
+        str, choice("ingest", "--format", "The export's format (auto: detected from the content).", "-f")
+    ] = "auto",
     extractor: Annotated[
         str | None, choice("ingest", "--extractor", "Who writes memories (default: the store's, rules).")
     ] = None,
@@ -62,12 +74,16 @@ def ingest(
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Read chat histories into memories, cues and the memory graph. Re-ingesting a file is a no-op.
+    """Read chat histories into memories, cues and the memory graph. Re-ingesting a file is a no-op, and a newer
+    export of the same chats adds only the messages that are new. A .zip or an export folder is read as it comes;
+    the README's "Chat formats" section says how to get each export.
 
     A file may hold at most 50,000 turns (split a larger export, e.g. by conversation).
     """
     from ripplecli.api import read_chat
+    from ripplecli.formats.load import check_format
 
+    check_format(fmt)  # before any file is opened
     parsed = [(path, read_chat(path, fmt)) for path in files]  # every file checked before any write
     if not parsed:
         raise InputError("no files given")

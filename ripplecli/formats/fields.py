@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ripplecli.errors import InputError
 from ripplecli.model import Conversation
@@ -183,5 +184,7 @@ def with_caption(text: str, caption: str) -> str:
 class ChatFormat:
     """What a reader module declares (as `FORMAT`): how to recognise its files and how to read them."""
 
-    signature: str  # the key only this format's top-level objects carry (auto-detection)
-    parse: Callable[[object, str], list[Conversation]]  # (parsed JSON, file name) -> conversations
+    signature: str  # the key only this format's top-level objects carry (auto-detection); "" for non-JSON input
+    parse: Callable[[Any, str], list[Conversation]]  # (what it reads, file name) -> conversations
+    reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": a Tree of an export folder's JSON
+    also: tuple[str, ...] = ()  # more top-level keys that tell this format, tried after every signature

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import re
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ripplecli.errors import InputError
-from ripplecli.formats.fields import ChatFormat, Keys, ShapeError, json_path
+from ripplecli.formats.fields import ChatFormat, Keys, ShapeError, json_path, json_type, quote
+from ripplecli.formats.text import TextDoc, Tree
 from ripplecli.model import Conversation
 from ripplecli.registry import Registry
 
-# --format NAME -> the reader module's FORMAT (a ChatFormat: its signature and its parser); auto-detection tries
-# them in this order. A new reader is one module declaring FORMAT and one line here.
+# --format NAME -> the reader module's FORMAT (a ChatFormat: its signature, its parser, what it reads);
+# auto-detection tries the signatures in this order. A new reader is one module declaring FORMAT and one line here.
 FORMATS = Registry(
     "format",
     {
@@ -21,64 +22,306 @@ FORMATS = Registry(
         "locomo": "ripplecli.formats.locomo:FORMAT",
         "longmemeval": "ripplecli.formats.longmemeval:FORMAT",
         "chatgpt": "ripplecli.formats.chatgpt:FORMAT",
+        "claude": "ripplecli.formats.claude:FORMAT",
+        "discord": "ripplecli.formats.discord:FORMAT",
+        "telegram": "ripplecli.formats.telegram:FORMAT",
+        "whatsapp": "ripplecli.formats.whatsapp:FORMAT",
+        "slack": "ripplecli.formats.slack:FORMAT",
+        "notes": "ripplecli.formats.notes:FORMAT",
     },
 )
 
+NOTE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})
+READABLE_SUFFIXES = NOTE_SUFFIXES | {".json"}
+MAX_BUNDLE_BYTES = 2 << 30  # chat files in one zip or folder; more is a mistake (or a zip bomb)
+HELP = "see `ripple ingest --help` for the exports ripple reads, or write its native JSON"
+
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DATED_LINE = re.compile(r"^\W{0,3}\d{1,4}[./-]\d{1,2}[./-]\d{1,4}")
+
+
+class UnknownFormat(InputError):
+    """A file that is readable but in no format ripple knows (inside a zip or folder such files are passed over)."""
+
+
+def reads(fmt: str) -> str:
+    """What the format's parser is given: "json", "text" or "tree"."""
+    reader: ChatFormat = FORMATS.load(fmt)
+    return reader.reads
+
+
+def signature_keys() -> dict[str, str]:
+    """Top-level key -> the format it tells, in registry order: every format's signature, then the extra keys."""
+    readers = {name: FORMATS.load(name) for name in FORMATS}
+    keys = {reader.signature: name for name, reader in readers.items() if reader.signature}
+    for name, reader in readers.items():
+        keys.update({key: name for key in reader.also if key not in keys})
+    return keys
+
+
+def check_format(fmt: str, name: str = "") -> None:
+    """Refuse an unknown --format before any file is opened."""
+    if fmt != "auto" and fmt not in FORMATS:
+        prefix = f"{name}: " if name else ""
+        raise InputError(f"{prefix}unknown --format '{fmt}' (choose from: auto, {', '.join(sorted(FORMATS))})")
 
 
 def read_conversations(path: Path, fmt: str = "auto") -> list[Conversation]:
-    """Read and fully validate a chat file before anything is returned, so a bad file writes nothing."""
+    """Read and fully validate a chat file, zip or export folder before anything is returned, so a bad input
+    writes nothing."""
     name = path.name or str(path)
-    text = _read_text(path, name)
+    check_format(fmt, name)
+    if _is_dir(path, name):
+        conversations = read_bundle(dict(folder_members(path, name)), name, fmt)
+    else:
+        raw = _read_bytes(path, name)
+        if raw[:4] == b"PK\x03\x04" or (path.suffix.lower() == ".zip" and fmt == "auto"):
+            conversations = read_bundle(dict(zip_members(raw, name)), name, fmt)
+        else:
+            conversations = read_file(raw, name, fmt, _modified(path))
+    return _with_turns(conversations, name)
+
+
+def read_file(raw: bytes, name: str, fmt: str, modified=None, container: str = "") -> list[Conversation]:
+    """One file's bytes: JSON formats by their keys, text as a WhatsApp chat or notes."""
+    text = _decode(raw, name)
+    suffix = PurePosixPath(name).suffix.lower()
+    is_json = suffix == ".json" or (text.lstrip()[:1] in ("{", "[") and _json_not_text(text, suffix))
+    kind = reads(fmt) if fmt != "auto" else "auto"
+    if kind == "tree":
+        raise InputError(f"{name}: --format {fmt} reads an export folder or its .zip, not one file")
+    if kind == "text" and is_json and _json_not_text(text, ".json"):
+        wanted = "WhatsApp chat .txt" if fmt == "whatsapp" else "note (.md/.txt)"
+        raise InputError(f"{name}: is JSON ({_json_guess(text)}), not a {wanted}; try --format auto. {HELP}")
+    if kind == "text" or (kind == "auto" and not is_json):
+        chosen = _text_format(text, name, suffix) if fmt == "auto" else fmt
+        doc = TextDoc(text, name.split(":", 1)[-1] if container else name, modified, container)
+        return FORMATS.load(chosen).parse(doc, name)
+    if not is_json:
+        raise InputError(f"{name}: is not JSON but {describe_text(text)}, so it is no {fmt} export; {HELP}")
     data = _parse_json(text, name)
     try:
-        reader: ChatFormat = FORMATS.load(detect_format(data) if fmt == "auto" else fmt)
-    except InputError as err:
-        raise InputError(f"{name}: {err}") from None
+        chosen = detect_format(data) if fmt == "auto" else fmt
+    except UnknownFormat as err:
+        raise UnknownFormat(f"{name}: {err}") from None
     try:
-        conversations = reader.parse(data, name)
+        return FORMATS.load(chosen).parse(data, name)
     except ShapeError as err:
         line = line_of(text, err.keys)
         where = json_path(err.keys) + (f" (line {line})" if line else "")
         raise InputError(f"{name}: {where}: {err.problem}") from None
-    return _with_turns(conversations, name)
+
+
+def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -> list[Conversation]:
+    """A zip or folder as it comes: a Slack export as a whole, otherwise every chat file in it (files in no
+    known format, such as an export's user.json or its media, are passed over)."""
+    paths = list(members)
+    from ripplecli.formats.slack import find_root
+
+    if (fmt != "auto" and reads(fmt) == "tree") or (fmt == "auto" and find_root(paths) is not None):
+        tree = Tree(
+            name,
+            {
+                path: _parse_json(_decode(raw, f"{name}:{path}"), f"{name}:{path}")
+                for path, (raw, _) in members.items()
+                if path.endswith(".json")
+            },
+        )
+        return FORMATS.load(fmt if fmt != "auto" else "slack").parse(tree, name)
+    conversations: list[Conversation] = []
+    for path, (raw, modified) in sorted(members.items()):
+        try:
+            conversations += read_file(raw, f"{name}:{path}", fmt, modified, container=name)
+        except UnknownFormat:
+            continue
+    if not conversations:
+        shown = ", ".join(sorted(paths)[:4]) + (", ..." if len(paths) > 4 else "")
+        raise InputError(
+            f"{name}: holds no chat export ripple knows ({len(paths)} readable files: {shown or 'none'}); {HELP}"
+        )
+    return conversations
 
 
 def detect_format(data: object) -> str:
     """Name the format by the key only its top-level objects carry."""
-    signatures = signature_keys()
     sample = data[0] if isinstance(data, list) and data else data
     if isinstance(sample, dict):
-        for key, format_name in signatures.items():
-            if key in sample:
+        for key, format_name in signature_keys().items():
+            if key in sample and (key != "messages" or "id" in sample):
                 return format_name
     if data == []:
-        raise InputError("holds an empty list, so there is nothing to read")
-    expected = ", ".join(f'"{key}" ({format_name})' for key, format_name in signatures.items())
-    raise InputError(f"is not a chat format ripple knows: expected objects with one of {expected}")
+        raise UnknownFormat("holds an empty list, so there is nothing to read")
+    raise UnknownFormat(f"is not a chat export ripple knows: it looks like {describe_json(data)}; {HELP}")
 
 
-def signature_keys() -> dict[str, str]:
-    """The key that only one format's top-level objects carry -> that format, in registry order."""
-    return {FORMATS.load(name).signature: name for name in FORMATS}
+LABELS = {
+    "native": "ripple's native JSON",
+    "locomo": "a LoCoMo file",
+    "longmemeval": "a LongMemEval file",
+    "chatgpt": "a ChatGPT export",
+    "claude": "a Claude export",
+    "telegram": "a Telegram export",
+    "discord": "a DiscordChatExporter file",
+}
 
 
-def _read_text(path: Path, name: str) -> str:
-    """The file's text; anything but a non-empty regular UTF-8 file is refused before parsing."""
+def _json_guess(text: str) -> str:
+    """What a JSON file seems to be, for a refusal that names it: "a Telegram export?"."""
     try:
-        info = path.stat()
-        if stat.S_ISDIR(info.st_mode):
-            raise InputError(f"{name}: is a directory, not a chat file")
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{name}: is not a regular file")
-        if info.st_size == 0:
-            raise InputError(f"{name}: is empty (0 bytes)")
-        raw = path.read_bytes()
+        data = json.loads(text)
+        return LABELS.get(detect_format(data), "JSON") + "?"
+    except UnknownFormat:
+        return describe_json(data)
+    except (ValueError, RecursionError):
+        return "not even valid JSON"
+
+
+def describe_json(data: object) -> str:
+    """What an unrecognised JSON document looks like, in a few words."""
+    sample = data[0] if isinstance(data, list) and data else data
+    if isinstance(sample, dict):
+        keys = list(sample)
+        if "messages" in sample:
+            return "a list of messages without a chat id (a Telegram or Discord export has one)"
+        if {"role", "content"} <= set(keys):
+            return "an OpenAI-style message list (role/content); ripple reads the ChatGPT account export"
+        if "personal_information" in sample:
+            return "a Telegram account export without chats (export them as JSON too)"
+        shown = ", ".join(quote(str(key), 30) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
+        where = f"a list of {len(data)} objects" if isinstance(data, list) else "an object"
+        return f"{where} with keys {shown or 'none'}"
+    return f"{json_type(data)}" if not isinstance(data, list) else f"a list of {json_type(sample)}s"
+
+
+def describe_text(text: str) -> str:
+    """What a text file that is not JSON looks like."""
+    from ripplecli.formats.whatsapp import looks_like_whatsapp
+
+    head = text.lstrip()[:200].lower()
+    if looks_like_whatsapp(text):
+        return "a WhatsApp chat export"
+    if head.startswith(("<!doctype html", "<html")):
+        return "an HTML page (Telegram and ChatGPT export HTML too; ripple reads their JSON)"
+    if _dated_lines(text):
+        return "plain text with dated lines, not in a WhatsApp form ripple reads"
+    return "plain text without WhatsApp message lines"
+
+
+def _text_format(text: str, name: str, suffix: str) -> str:
+    """Auto-detection for text: a WhatsApp chat, else notes (for .md/.txt files), else a refusal."""
+    from ripplecli.formats.whatsapp import looks_like_whatsapp
+
+    if looks_like_whatsapp(text):
+        return "whatsapp"
+    looks = describe_text(text)
+    if suffix in NOTE_SUFFIXES and looks == "plain text without WhatsApp message lines":
+        return "notes"
+    raise UnknownFormat(f"{name}: is {looks}; {HELP}")
+
+
+def _json_not_text(text: str, suffix: str) -> bool:
+    """Whether a file that opens like JSON is JSON: any file but a .txt or .md one, which must parse as JSON
+    (iOS WhatsApp lines and Markdown links open with "[" too)."""
+    if suffix not in NOTE_SUFFIXES:
+        return True
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _dated_lines(text: str) -> bool:
+    """Whether many lines start with a date, as chat logs do."""
+    lines = [line for line in text.splitlines()[:200] if line.strip()]
+    return bool(lines) and sum(1 for line in lines if _DATED_LINE.match(line)) >= 0.3 * len(lines)
+
+
+def _is_dir(path: Path, name: str) -> bool:
+    """Whether the input is a folder (an unpacked export); a missing path is refused here."""
+    try:
+        return stat.S_ISDIR(path.stat().st_mode)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except OSError as err:
         raise InputError(f"{name}: cannot be read ({err.strerror or err})") from None
+
+
+def _modified(path: Path):
+    """The file's modification time as naive UTC (notes without a date use it)."""
+    from ripplecli.formats.days import from_epoch
+
+    return from_epoch(int(path.stat().st_mtime))
+
+
+def folder_members(folder: Path, name: str):
+    """(relative path, (bytes, mtime)) for the readable files under an export folder."""
+    from ripplecli.formats.days import from_epoch
+
+    found = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in READABLE_SUFFIXES)
+    if not found:
+        raise InputError(f"{name}: is a directory without chat files (.json, .txt, .md); {HELP}")
+    total = 0
+    for path in found:
+        relative = path.relative_to(folder).as_posix()
+        if any(part.startswith(".") for part in PurePosixPath(relative).parts):
+            continue
+        total += path.stat().st_size
+        if total > MAX_BUNDLE_BYTES:
+            raise InputError(f"{name}: holds more than {MAX_BUNDLE_BYTES >> 20:,} MB of chat files")
+        yield relative, (path.read_bytes(), from_epoch(int(path.stat().st_mtime)))
+
+
+def zip_members(raw: bytes, name: str):
+    """(path, (bytes, mtime)) for the readable files in a zip; media and macOS metadata are passed over."""
+    import io
+    import zipfile
+    from datetime import datetime as _datetime
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+        infos = [info for info in archive.infolist() if not info.is_dir()]
+    except (zipfile.BadZipFile, ValueError, EOFError) as err:
+        raise InputError(f"{name}: is not a readable zip ({err})") from None
+    readable = [
+        info
+        for info in infos
+        if PurePosixPath(info.filename).suffix.lower() in READABLE_SUFFIXES
+        and not any(part.startswith((".", "__MACOSX")) for part in PurePosixPath(info.filename).parts)
+    ]
+    if sum(info.file_size for info in readable) > MAX_BUNDLE_BYTES:
+        raise InputError(f"{name}: holds more than {MAX_BUNDLE_BYTES >> 20:,} MB of chat files")
+    for info in readable:
+        try:
+            data = archive.read(info)
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as err:
+            raise InputError(f"{name}:{info.filename}: cannot be unpacked ({err})") from None
+        try:
+            modified = _datetime(*info.date_time)
+        except ValueError:
+            modified = None
+        yield info.filename, (data, modified)
+
+
+def _read_bytes(path: Path, name: str) -> bytes:
+    """The file's bytes; anything but a non-empty regular file is refused before parsing."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{name}: is not a regular file")
+        if info.st_size == 0:
+            raise InputError(f"{name}: is empty (0 bytes)")
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except OSError as err:
+        raise InputError(f"{name}: cannot be read ({err.strerror or err})") from None
+
+
+def _decode(raw: bytes, name: str) -> str:
+    """UTF-8 text (a byte-order mark is dropped); other bytes name where they are."""
+    if not raw:
+        raise InputError(f"{name}: is empty (0 bytes)")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -112,7 +355,7 @@ def _with_turns(conversations: list[Conversation], name: str) -> list[Conversati
     for conversation in conversations:
         sessions = [session for session in conversation.sessions if session.turns]
         if sessions:
-            kept.append(Conversation(conversation.conversation_id, sessions, conversation.title))
+            kept.append(Conversation(conversation.conversation_id, sessions, conversation.title, conversation.skipped))
     if not kept:
         raise InputError(f"{name}: holds no chat turns")
     return kept

@@ -1,0 +1,78 @@
+"""Claude.ai's data export (Settings → Privacy → Export data): `conversations.json`, a list of conversations.
+
+Each has a `uuid`, a `name` (its title) and `chat_messages` in order, each with its own `uuid`, `sender`
+(`human` or `assistant`), `created_at` and either `content` blocks (the text ones are read; tool calls and
+results are skipped) or a plain `text`. Attached files' extracted text is not read: it is the file, not the chat.
+"""
+
+from __future__ import annotations
+
+from ripplecli.formats.days import Dated, by_day, from_iso
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.model import Conversation, Turn
+
+ROLES = {"human": "owner", "user": "owner", "assistant": "assistant"}
+
+
+def parse_claude(data: object, source: str) -> list[Conversation]:
+    """Read a Claude export (a list of conversations, or one); a conversation's id is its uuid."""
+    with located(source):
+        root = Node(data)
+        records = root.items() if isinstance(data, list) else [root]
+        ids = Unique("conversation uuid")
+        conversations = []
+        for record in records:
+            uuid = record.at("uuid")
+            conversation_id = ids.claim(uuid.text(), uuid.keys)
+            name = record.get("name")
+            title = name.string() if name is not None else ""
+            sessions, skipped = _sessions(record)
+            conversations.append(Conversation(conversation_id, sessions, title or None, skipped))
+        return conversations
+
+
+def _sessions(record: Node) -> tuple[list, int]:
+    """Messages with text, one session per UTC day, and how many messages had none."""
+    message_ids = Unique("message uuid")
+    skipped = 0
+    dated = []
+    for message in record.at("chat_messages").items():
+        sender = message.at("sender")
+        role = ROLES.get(sender.string())
+        if role is None:
+            skipped += 1
+            continue
+        text = _text(message)
+        if not text:
+            skipped += 1
+            continue
+        turn_id = message_ids.claim(message.at("uuid").text(), message.keys)
+        said_at = _time(message)
+        dated.append(Dated(Turn(turn_id, sender.string(), text, said_at, role), said_at))
+    return by_day(dated), skipped
+
+
+def _text(message: Node) -> str:
+    """The text blocks of `content` joined, else `text`."""
+    content = message.get("content")
+    if content is not None:
+        blocks = [block for block in content.items() if block.fields().get("type") == "text"]
+        texts = [block.at("text").string() for block in blocks]
+        if any(texts):
+            return "\n\n".join(text for text in texts if text)
+    text = message.get("text")
+    return text.string() if text is not None else ""
+
+
+def _time(message: Node):
+    """`created_at` as naive UTC; a message without one has no time."""
+    node = message.get("created_at")
+    if node is None:
+        return None
+    parsed = from_iso(node.string())
+    if parsed is None:
+        raise node.fail(f'is not an ISO 8601 time like "2024-05-01T09:30:00Z": {quote(node.string())}')
+    return parsed[0]
+
+
+FORMAT = ChatFormat("chat_messages", parse_claude)  # Claude.ai export conversations: recognised by "chat_messages"

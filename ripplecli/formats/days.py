@@ -1,0 +1,79 @@
+"""Sessions for exports that have none: one per calendar day, so a message's session never depends on its neighbours.
+
+A day is a stable key: a newer export of the same chat puts every old message in the session it had before,
+which is what lets a re-ingest add only the new turns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ripplecli.model import Session, Turn
+
+
+@dataclass(frozen=True)
+class Dated:
+    """A turn and the wall-clock time that decides its day (the export's local time where it has one)."""
+
+    turn: Turn
+    local: datetime | None
+
+
+def by_day(dated: list[Dated], undated_id: str = "undated") -> list[Session]:
+    """Group turns into one session per local calendar day, in order of first appearance; undated turns follow
+    the last dated one (or form `undated_id` when nothing before them has a date)."""
+    sessions: dict[str, Session] = {}
+    current = undated_id
+    for item in dated:
+        if item.local is not None:
+            current = item.local.date().isoformat()
+        session = sessions.setdefault(current, Session(current, item.local, []))
+        session.turns.append(item.turn)
+    return list(sessions.values())
+
+
+class StableIds:
+    """Turn ids for exports whose messages have none: a short hash of what the message is, numbered when the
+    same message (time, author, text) repeats, so the same message gets the same id in every export."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.seen: Counter[str] = Counter()
+
+    def make(self, *parts: str) -> str:
+        """The id of the next message made of `parts`."""
+        key = "\x1f".join(parts)
+        self.seen[key] += 1
+        digest = hashlib.sha1(f"{key}\x1f{self.seen[key]}".encode()).hexdigest()[:12]
+        return f"{self.prefix}{digest}"
+
+
+def short_hash(text: str, length: int = 8) -> str:
+    """A few hex digits that tell two things with the same name apart."""
+    return hashlib.sha1(text.encode()).hexdigest()[:length]
+
+
+def from_epoch(seconds: float) -> datetime | None:
+    """A Unix time as naive UTC; None when it is out of range."""
+    try:
+        return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def from_iso(text: str) -> tuple[datetime, datetime] | None:
+    """An ISO 8601 time as (naive UTC, wall-clock time as written); None when it does not parse.
+    A value without a zone is taken as UTC."""
+    try:
+        parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return parsed, parsed
+    try:
+        return parsed.astimezone(UTC).replace(tzinfo=None), parsed.replace(tzinfo=None)
+    except OverflowError:
+        return None

@@ -1,0 +1,62 @@
+"""DiscordChatExporter's JSON (`DiscordChatExporter.Cli export -f Json`): one channel per file.
+
+The file has `guild`, `channel` and `messages`, each message an `id`, a `type` (`Default` and `Reply` are
+what people wrote; joins, pins, calls and the like are skipped), an ISO `timestamp` with the exporter's offset,
+`content` and an `author` (`name`, `nickname`). The exporter does not say who exported, so no one is marked
+as the owner.
+"""
+
+from __future__ import annotations
+
+from ripplecli.formats.days import Dated, by_day, from_iso
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.model import Conversation, Turn
+
+SPOKEN = frozenset({"Default", "Reply", ""})
+
+
+def parse_discord(data: object, source: str) -> list[Conversation]:
+    """Read one exported channel; its id is the channel's Discord id."""
+    with located(source):
+        root = Node(data)
+        channel = root.at("channel")
+        channel_id = _scalar(channel.at("id"))
+        name = channel.get("name")
+        guild = root.get("guild")
+        guild_name = guild.get("name") if guild is not None else None
+        title = " / ".join(part.string() for part in (guild_name, name) if part is not None and part.string())
+        dated, skipped = _messages(root.at("messages"))
+        return [Conversation(f"discord-{channel_id}", by_day(dated), title or None, skipped)]
+
+
+def _messages(messages: Node) -> tuple[list[Dated], int]:
+    """Messages people wrote, with text; the rest counted as skipped."""
+    ids = Unique("message id")
+    dated, skipped = [], 0
+    for message in messages.items():
+        kind = message.get("type")
+        content = message.get("content")
+        text = content.string() if content is not None else ""
+        if (kind.string() if kind is not None else "") not in SPOKEN or not text:
+            skipped += 1
+            continue
+        turn_id = ids.claim(_scalar(message.at("id")), message.keys)
+        stamp = message.at("timestamp")
+        parsed = from_iso(stamp.text())
+        if parsed is None:
+            raise stamp.fail(f'is not an ISO 8601 time like "2024-01-15T10:30:00+00:00": {quote(stamp.string())}')
+        author = message.at("author")
+        nickname = author.get("nickname")
+        speaker = (nickname.string() if nickname is not None else "") or author.at("name").text()
+        dated.append(Dated(Turn(turn_id, speaker, text, parsed[0], ""), parsed[1]))
+    return dated, skipped
+
+
+def _scalar(node: Node) -> str:
+    """A Discord snowflake, written as a string (or a number by older tools)."""
+    if isinstance(node.value, bool) or not isinstance(node.value, int | str):
+        raise node.fail(f"must be a string or a number, got {type(node.value).__name__}")
+    return node.text() if isinstance(node.value, str) else str(node.value)
+
+
+FORMAT = ChatFormat("guild", parse_discord)  # DiscordChatExporter channels: recognised by "guild"

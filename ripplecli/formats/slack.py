@@ -1,0 +1,148 @@
+"""Slack's workspace export (Workspace settings → Import/Export data → Export): a zip, or the folder it unpacks to.
+
+`users.json` names the people, `channels.json` (and `groups.json`, `dms.json`, `mpims.json` where the export
+has them) the conversations, and each conversation's folder holds one `YYYY-MM-DD.json` list of messages per
+day. Each message has a `ts` (its id and its time), a `user` and `text`; joins, topic changes and other
+subtyped events are skipped, and `<@U123>` mentions become the person's name. A workspace export has no owner.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from ripplecli.errors import InputError
+from ripplecli.formats.days import Dated, by_day, from_epoch
+from ripplecli.formats.fields import ChatFormat, Node, ShapeError, Unique, quote
+from ripplecli.formats.text import Tree
+from ripplecli.model import Conversation, Turn
+
+LISTS = ("channels.json", "groups.json", "dms.json", "mpims.json")
+SPOKEN_SUBTYPES = frozenset({"", "thread_broadcast", "me_message", "file_share"})
+_MENTION = re.compile(r"<([@#!])([^>|]+)(?:\|([^>]*))?>")
+_LINK = re.compile(r"<((?:https?|mailto):[^>|]+)(?:\|([^>]*))?>")
+
+
+def find_root(paths: list[str]) -> str | None:
+    """The folder (inside a zip or a folder) that holds users.json and channels.json, or None."""
+    for path in sorted(paths, key=len):
+        parent = PurePosixPath(path).parent
+        if PurePosixPath(path).name == "users.json" and str(parent / "channels.json").lstrip("./") in {
+            p.lstrip("./") for p in paths
+        }:
+            return "" if str(parent) == "." else str(parent) + "/"
+    return None
+
+
+def parse_slack(tree: Tree, source: str) -> list[Conversation]:
+    """Read every conversation of the export; one conversation per channel, a session per day."""
+    root = find_root(list(tree.members))
+    if root is None:
+        raise InputError(f"{source}: is not a Slack export (it needs users.json and channels.json)")
+    names = _people(_member(tree, root + "users.json", source), f"{source}:{root}users.json")
+    conversations = []
+    ids = Unique("channel id")
+    for listing in LISTS:
+        if root + listing not in tree.members:
+            continue
+        where = f"{source}:{root}{listing}"
+        listed = tree.members[root + listing]
+        for channel in _guard(where, lambda listed=listed: Node(listed).items()):
+            channel_id, folder, title = _guard(where, lambda channel=channel: _channel(channel, names))
+            _guard(where, lambda channel=channel, channel_id=channel_id: ids.claim(channel_id, channel.keys))
+            days = sorted(p for p in tree.members if p.startswith(f"{root}{folder}/") and p.endswith(".json"))
+            dated = []
+            for day in days:
+                dated += _guard(f"{source}:{day}", lambda day=day: _day(Node(tree.members[day]), names))
+            seen: set[str] = set()
+            dated = [d for d in dated if not (d.turn.turn_id in seen or seen.add(d.turn.turn_id))]
+            conversations.append(Conversation(f"slack-{channel_id}", by_day(dated), title))
+    return conversations
+
+
+def _member(tree: Tree, path: str, source: str) -> object:
+    """A required member's JSON."""
+    if path not in tree.members:
+        raise InputError(f"{source}: has no {path}")
+    return tree.members[path]
+
+
+def _guard(where: str, action):
+    """Run a reading step; a shape error names the member file it is in."""
+    try:
+        return action()
+    except ShapeError as err:
+        raise InputError(f"{where}: {err}") from None
+
+
+def _people(data: object, where: str) -> dict[str, str]:
+    """User id -> the name Slack shows (display name, else real name, else user name)."""
+    names = {}
+    for user in _guard(where, lambda: Node(data).items()):
+        fields = _guard(where, user.fields)
+        profile = fields.get("profile") if isinstance(fields.get("profile"), dict) else {}
+        options = (profile.get("display_name"), profile.get("real_name"), fields.get("real_name"), fields.get("name"))
+        name = next((value.strip() for value in options if isinstance(value, str) and value.strip()), "")
+        if isinstance(fields.get("id"), str) and name:
+            names[fields["id"]] = name
+    return names
+
+
+def _channel(channel: Node, names: dict[str, str]) -> tuple[str, str, str | None]:
+    """(id, folder, title): channels' folders are named after them, direct messages' after their id (and
+    titled by their members)."""
+    channel_id = channel.at("id").text()
+    name = channel.get("name")
+    if name is not None:
+        return channel_id, name.text(), f"#{name.text()}"
+    members = channel.get("members")
+    people = [names.get(m.value, m.value) for m in members.items() if isinstance(m.value, str)] if members else []
+    return channel_id, channel_id, f"messages: {', '.join(people)}" if people else None
+
+
+def _day(messages: Node, names: dict[str, str]) -> list[Dated]:
+    """One day file's messages that people wrote, with text."""
+    dated = []
+    for message in messages.items():
+        fields = message.fields()
+        subtype = fields.get("subtype") or ""
+        text = message.get("text")
+        if subtype not in SPOKEN_SUBTYPES or text is None or fields.get("type", "message") != "message":
+            continue
+        body = _readable(text.string(), names)
+        if not body:
+            continue
+        ts = message.at("ts")
+        try:
+            said_at = from_epoch(float(ts.text()))
+        except ValueError:
+            said_at = None
+        if said_at is None:
+            raise ts.fail(f'is not a Slack timestamp like "1700000000.000100": {quote(ts.string())}')
+        user = fields.get("user")
+        profile = fields.get("user_profile") if isinstance(fields.get("user_profile"), dict) else {}
+        speaker = names.get(user) if isinstance(user, str) else None
+        speaker = (
+            speaker or profile.get("real_name") or fields.get("username") or (user if isinstance(user, str) else "")
+        )
+        dated.append(Dated(Turn(ts.text(), str(speaker or "unknown"), body, said_at, ""), said_at))
+    return dated
+
+
+def _readable(text: str, names: dict[str, str]) -> str:
+    """Slack's markup as people read it: mentions by name, links by their label."""
+    text = _LINK.sub(lambda m: m.group(2) or m.group(1), text)
+
+    def mention(match: re.Match) -> str:
+        kind, target, label = match.groups()
+        if kind == "@":
+            return "@" + (names.get(target) or label or target)
+        if kind == "#":
+            return "#" + (label or target)
+        return "@" + (label or target)
+
+    text = _MENTION.sub(mention, text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip()
+
+
+FORMAT = ChatFormat("", parse_slack, reads="tree")  # a folder or zip: recognised by users.json + channels.json

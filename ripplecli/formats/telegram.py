@@ -1,0 +1,122 @@
+"""Telegram Desktop's JSON export (Settings → Advanced → Export Telegram data, format JSON): `result.json`.
+
+A chat's own export is one object with `name`, `type`, `id` and `messages`; the full account export holds
+them under `chats.list` (and `left_chats.list`) with `personal_information` naming the account owner. `text`
+is a string or a list of strings and entities (`{"type": "link", "text": …}`); service messages (joins,
+pins, calls) are skipped, and so are messages with no text (a sticker or photo without caption).
+"""
+
+from __future__ import annotations
+
+from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.model import Conversation, Turn
+
+
+def parse_telegram(data: object, source: str) -> list[Conversation]:
+    """Read one chat or a whole account's export; each chat becomes one conversation keyed by its Telegram id."""
+    with located(source):
+        root = Node(data)
+        owner_id = _owner_id(root)
+        chats = [root] if root.get("messages") is not None else _listed_chats(root)
+        ids = Unique("chat id")
+        conversations = []
+        for chat in chats:
+            chat_id = _chat_id(chat)
+            ids.claim(chat_id, chat.keys)
+            conversations.append(_conversation(chat, chat_id, owner_id))
+        return conversations
+
+
+def _listed_chats(root: Node) -> list[Node]:
+    """The chats of a full export: `chats.list`, then the chats the owner has left."""
+    chats = root.at("chats").at("list").items()
+    left = root.get("left_chats")
+    return chats + (left.at("list").items() if left is not None and left.get("list") is not None else [])
+
+
+def _owner_id(root: Node) -> str | None:
+    """The account owner's `from_id` ("user123"), when the export names them."""
+    info = root.get("personal_information")
+    user_id = info.get("user_id") if info is not None else None
+    return f"user{_scalar(user_id)}" if user_id is not None else None
+
+
+def _chat_id(chat: Node) -> str:
+    """`telegram-<id>`: the id Telegram gives the chat, stable across exports."""
+    node = chat.at("id")
+    return f"telegram-{_scalar(node)}"
+
+
+def _scalar(node: Node) -> str:
+    """An id written as a number or a string."""
+    if isinstance(node.value, bool) or not isinstance(node.value, int | str):
+        raise node.fail(f"must be a number or a string, got {type(node.value).__name__}")
+    return node.text() if isinstance(node.value, str) else str(node.value)
+
+
+def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversation:
+    """One chat's messages with text, a session per local day; in a personal chat the peer is the chat's id."""
+    peer = f"user{_scalar(chat.at('id'))}" if _string(chat.get("type")) == "personal_chat" else None
+    message_ids = Unique("message id")
+    dated = []
+    for message in chat.at("messages").items():
+        if _string(message.get("type")) not in ("", "message"):
+            continue  # service messages: joins, pins, calls, title changes
+        text = _text(message.at("text")) if message.get("text") is not None else ""
+        if not text:
+            continue
+        turn_id = message_ids.claim(_scalar(message.at("id")), message.keys)
+        said_at, local = _times(message)
+        speaker = _speaker(message)
+        from_id = _string(message.get("from_id"))
+        role = "owner" if from_id and (from_id == owner_id or (peer is not None and from_id != peer)) else ""
+        dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), local))
+    name = _string(chat.get("name")) or None
+    return Conversation(chat_id, by_day(dated), name)
+
+
+def _times(message: Node):
+    """(UTC, local): `date_unixtime` is the instant, `date` the exporter's wall clock."""
+    local_node = message.at("date")
+    parsed = from_iso(local_node.text())
+    if parsed is None:
+        raise local_node.fail(f'is not a date like "2024-01-15T10:30:00": {quote(local_node.string())}')
+    local = parsed[1]
+    unix = message.get("date_unixtime")
+    if unix is None:
+        return local, local
+    raw = _scalar(unix)
+    said_at = from_epoch(float(raw)) if raw.isdigit() else None
+    if said_at is None:
+        raise unix.fail(f"is not a Unix time: {quote(raw)}")
+    return said_at, local
+
+
+def _speaker(message: Node) -> str:
+    """Who wrote it: `from` (null for deleted accounts), else the sender's id."""
+    name = _string(message.get("from"))
+    return name or _string(message.get("from_id")) or "Deleted Account"
+
+
+def _text(node: Node) -> str:
+    """`text` as a string, or the concatenation of a list of strings and entities with a `text` member."""
+    if isinstance(node.value, str):
+        return node.string()
+    pieces = []
+    for part in node.items():
+        if isinstance(part.value, str):
+            pieces.append(part.value)
+        else:
+            inner = part.fields().get("text")
+            pieces.append(inner if isinstance(inner, str) else "")
+    joined = "".join(pieces)
+    return Node(joined, node.keys).string()
+
+
+def _string(node: Node | None) -> str:
+    """An optional string member; absent is empty."""
+    return node.string() if node is not None else ""
+
+
+FORMAT = ChatFormat("chats", parse_telegram, also=("messages",))  # a full export's "chats", or one chat's "messages"
