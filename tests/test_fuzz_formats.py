@@ -11,7 +11,8 @@ from ripplecli.errors import InputError
 from ripplecli.formats import read_conversations
 
 CORPUS = Path(__file__).parent / "fuzz"
-FILES = sorted(CORPUS.glob("*.json"))
+FILES = sorted(path for path in CORPUS.iterdir() if path.name.startswith(("ok_", "bad_")))
+READERS = ("whatsapp", "telegram", "claude", "chatgpt", "slack", "discord", "notes")
 
 
 def corpus_cases() -> dict:
@@ -25,6 +26,8 @@ def corpus_cases() -> dict:
 def test_corpus_is_complete_and_reproducible() -> None:
     cases = corpus_cases()
     assert len(FILES) >= 50
+    for reader in READERS:  # every export reader has its own malformed variants
+        assert sum(path.name.startswith(f"bad_{reader}_") for path in FILES) >= 10, reader
     assert {path.name for path in FILES} == set(cases)
     assert all(cases[path.name]() == path.read_bytes() for path in FILES)
     assert all(path.name.startswith(("ok_", "bad_")) for path in FILES)

@@ -9,7 +9,7 @@ as the owner.
 from __future__ import annotations
 
 from ripplecli.formats.days import Dated, by_day, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Unique, json_type, located, quote
 from ripplecli.model import Conversation, Turn
 
 SPOKEN = frozenset({"Default", "Reply", ""})
@@ -55,7 +55,7 @@ def _messages(messages: Node) -> tuple[list[Dated], int]:
 def _scalar(node: Node) -> str:
     """A Discord snowflake, written as a string (or a number by older tools)."""
     if isinstance(node.value, bool) or not isinstance(node.value, int | str):
-        raise node.fail(f"must be a string or a number, got {type(node.value).__name__}")
+        raise node.fail(f"must be a string or a number, got {json_type(node.value)}")
     return node.text() if isinstance(node.value, str) else str(node.value)
 
 

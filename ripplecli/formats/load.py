@@ -82,6 +82,11 @@ def read_conversations(path: Path, fmt: str = "auto") -> list[Conversation]:
     return _with_turns(conversations, name)
 
 
+def member_name(container: str, path: str) -> str:
+    """How a file inside a zip or folder is named in messages: "export.zip: conversations.json"."""
+    return f"{container}: {path}"
+
+
 def read_file(raw: bytes, name: str, fmt: str, modified=None, container: str = "") -> list[Conversation]:
     """One file's bytes: JSON formats by their keys, text as a WhatsApp chat or notes."""
     text = _decode(raw, name)
@@ -95,7 +100,7 @@ def read_file(raw: bytes, name: str, fmt: str, modified=None, container: str = "
         raise InputError(f"{name}: is JSON ({_json_guess(text)}), not a {wanted}; try --format auto. {HELP}")
     if kind == "text" or (kind == "auto" and not is_json):
         chosen = _text_format(text, name, suffix) if fmt == "auto" else fmt
-        doc = TextDoc(text, name.split(":", 1)[-1] if container else name, modified, container)
+        doc = TextDoc(text, name.removeprefix(member_name(container, "")) if container else name, modified, container)
         return FORMATS.load(chosen).parse(doc, name)
     if not is_json:
         raise InputError(f"{name}: is not JSON but {describe_text(text)}, so it is no {fmt} export; {HELP}")
@@ -122,7 +127,7 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
         tree = Tree(
             name,
             {
-                path: _parse_json(_decode(raw, f"{name}:{path}"), f"{name}:{path}")
+                path: _parse_json(_decode(raw, member_name(name, path)), member_name(name, path))
                 for path, (raw, _) in members.items()
                 if path.endswith(".json")
             },
@@ -131,10 +136,12 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
     conversations: list[Conversation] = []
     for path, (raw, modified) in sorted(members.items()):
         try:
-            conversations += read_file(raw, f"{name}:{path}", fmt, modified, container=name)
+            conversations += read_file(raw, member_name(name, path), fmt, modified, container=name)
         except UnknownFormat:
             continue
     if not conversations:
+        if not paths:
+            raise InputError(f"{name}: holds no .json, .txt or .md file, so no chat export ripple reads; {HELP}")
         shown = ", ".join(sorted(paths)[:4]) + (", ..." if len(paths) > 4 else "")
         raise InputError(
             f"{name}: holds no chat export ripple knows ({len(paths)} readable files: {shown or 'none'}); {HELP}"

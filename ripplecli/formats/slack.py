@@ -39,13 +39,13 @@ def parse_slack(tree: Tree, source: str) -> list[Conversation]:
     root = find_root(list(tree.members))
     if root is None:
         raise InputError(f"{source}: is not a Slack export (it needs users.json and channels.json)")
-    names = _people(_member(tree, root + "users.json", source), f"{source}:{root}users.json")
+    names = _people(_member(tree, root + "users.json", source), f"{source}: {root}users.json")
     conversations = []
     ids = Unique("channel id")
     for listing in LISTS:
         if root + listing not in tree.members:
             continue
-        where = f"{source}:{root}{listing}"
+        where = f"{source}: {root}{listing}"
         listed = tree.members[root + listing]
         for channel in _guard(where, lambda listed=listed: Node(listed).items()):
             channel_id, folder, title = _guard(where, lambda channel=channel: _channel(channel, names))
@@ -53,7 +53,7 @@ def parse_slack(tree: Tree, source: str) -> list[Conversation]:
             days = sorted(p for p in tree.members if p.startswith(f"{root}{folder}/") and p.endswith(".json"))
             dated = []
             for day in days:
-                dated += _guard(f"{source}:{day}", lambda day=day: _day(Node(tree.members[day]), names))
+                dated += _guard(f"{source}: {day}", lambda day=day: _day(Node(tree.members[day]), names))
             seen: set[str] = set()
             dated = [d for d in dated if not (d.turn.turn_id in seen or seen.add(d.turn.turn_id))]
             conversations.append(Conversation(f"slack-{channel_id}", by_day(dated), title))

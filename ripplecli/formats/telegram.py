@@ -9,7 +9,7 @@ pins, calls) are skipped, and so are messages with no text (a sticker or photo w
 from __future__ import annotations
 
 from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Unique, json_type, located, quote
 from ripplecli.model import Conversation, Turn
 
 
@@ -51,7 +51,7 @@ def _chat_id(chat: Node) -> str:
 def _scalar(node: Node) -> str:
     """An id written as a number or a string."""
     if isinstance(node.value, bool) or not isinstance(node.value, int | str):
-        raise node.fail(f"must be a number or a string, got {type(node.value).__name__}")
+        raise node.fail(f"must be a number or a string, got {json_type(node.value)}")
     return node.text() if isinstance(node.value, str) else str(node.value)
 
 

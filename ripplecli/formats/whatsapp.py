@@ -46,10 +46,13 @@ class _Line:
 
 
 def looks_like_whatsapp(text: str) -> bool:
-    """Whether enough lines start like WhatsApp message headers (used by format detection)."""
+    """Whether the file opens with a WhatsApp message header, or enough of its lines are (format detection)."""
     lines = [line for line in text.splitlines()[:400] if line.strip()]
-    headers = sum(1 for line in lines if _HEADER.match(_plain(line)))
-    return bool(lines) and headers >= max(1, MIN_SHARE * len(lines))
+    if not lines:
+        return False
+    if _HEADER.match(_plain(lines[0])):  # an export starts with a message or the encryption notice
+        return True
+    return sum(1 for line in lines if _HEADER.match(_plain(line))) >= MIN_SHARE * len(lines)
 
 
 def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:

@@ -113,6 +113,79 @@ def random_bytes(count: int, seed: int) -> bytes:
     return random.Random(seed).randbytes(count)
 
 
+WA_OK = "31/01/2024, 09:02 - Maya: Morning!\n31/01/2024, 09:05 - Alex: Hi Maya.\n"
+
+
+def whatsapp(*lines: str) -> bytes:
+    """A WhatsApp export of the given lines."""
+    return "\n".join(lines).encode() + b"\n"
+
+
+def tg_message(message_id: object = 1, text: object = "Hello", **extra: object) -> dict:
+    """One Telegram message."""
+    base = {"id": message_id, "type": "message", "date": "2024-03-02T10:00:00", "date_unixtime": "1709373600"}
+    return {**base, "from": "Nora", "from_id": "user2", "text": text, **extra}
+
+
+def telegram(*messages: dict, **chat: object) -> dict:
+    """A one-chat Telegram export."""
+    return {"name": "Nora", "type": "personal_chat", "id": 2, "messages": list(messages), **chat}
+
+
+def claude_message(uuid: object = "m1", sender: object = "human", **extra: object) -> dict:
+    """One Claude chat message with a text block."""
+    base = {"uuid": uuid, "sender": sender, "created_at": "2024-04-02T08:00:05Z"}
+    return {**base, "content": [{"type": "text", "text": "Plan my trip."}], **extra}
+
+
+def claude(*messages: dict, **conversation: object) -> list:
+    """A Claude export of one conversation."""
+    return [{"uuid": "c1", "name": "trip", "chat_messages": list(messages), **conversation}]
+
+
+def dc_message(message_id: object = "1", content: object = "Hello", **extra: object) -> dict:
+    """One DiscordChatExporter message."""
+    base = {"id": message_id, "type": "Default", "timestamp": "2024-04-20T18:01:00+02:00", "content": content}
+    return {**base, "author": {"id": "5", "name": "lena", "nickname": "Lena"}, **extra}
+
+
+def discord(*messages: dict, **top: object) -> dict:
+    """A DiscordChatExporter channel."""
+    return {
+        "guild": {"id": "9", "name": "club"},
+        "channel": {"id": "8", "name": "general"},
+        "messages": list(messages),
+        **top,
+    }
+
+
+def zipped(files: dict[str, bytes]) -> bytes:
+    """A zip with fixed member times, so the bytes are the same on every run."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data)
+    return buffer.getvalue()
+
+
+SLACK_USERS = [{"id": "U1", "name": "alex", "profile": {"display_name": "Alex"}}]
+SLACK_CHANNELS = [{"id": "C1", "name": "general"}]
+DAY = "general/2024-01-15.json"
+SLACK_DAY = [{"type": "message", "user": "U1", "text": "Launch on Thursday", "ts": "1705311000.000200"}]
+
+
+def slack(files: dict[str, object] | None = None) -> bytes:
+    """A zipped Slack export; `files` replace or add members by path."""
+    members = {"users.json": SLACK_USERS, "channels.json": SLACK_CHANNELS, DAY: SLACK_DAY, **(files or {})}
+    return zipped({k: v if isinstance(v, bytes) else dumps(v) for k, v in members.items() if v is not None})
+
+
+GPT_ROOT = {"id": "r", "parent": None, "children": ["m1"], "message": None}
+
+
 RTL = "مرحبا سام! غداً نذهب إلى المطعم. שלום, נתראה מחר \u200fבשמונה\u200f."
 ZALGO = "H\u0335\u0321e\u0334\u0322l\u0337\u0328l\u0336\u0327o\u0338 w\u0489o\u0489r\u0489l\u0489d"
 
@@ -332,13 +405,161 @@ CASES: dict[str, Callable[[], bytes]] = {
         )
     ),
     "ok_chatgpt_null_create_time.json": lambda: dumps(chatgpt(create_time=None)),
+    # --- WhatsApp .txt ---
+    "bad_whatsapp_system_lines_only.txt": lambda: whatsapp(
+        "31/01/2024, 08:58 - Messages and calls are end-to-end encrypted. Tap to learn more.",
+        "31/01/2024, 09:00 - Alex added Sam",
+    ),
+    "bad_whatsapp_media_only.txt": lambda: whatsapp("31/01/2024, 09:06 - Alex: <Media omitted>"),
+    "bad_whatsapp_february_30.txt": lambda: whatsapp("30/02/2024, 09:02 - Maya: Morning!", "13/01/2024, 9:00 - A: b"),
+    "bad_whatsapp_hour_25.txt": lambda: whatsapp("31/01/2024, 25:02 - Maya: Morning!"),
+    "bad_whatsapp_month_13_both_ways.txt": lambda: whatsapp("13/13/2024, 09:02 - Maya: Morning!"),
+    "bad_whatsapp_year_first_day_32.txt": lambda: whatsapp("[2024-01-32, 09:02:00] Maya: Morning!"),
+    "bad_whatsapp_latin1.txt": lambda: "31/01/2024, 09:02 - Zoë: Très bien\n".encode("latin-1"),
+    "bad_whatsapp_utf16.txt": lambda: ("\ufeff" + WA_OK).encode("utf-16-le"),
+    "bad_whatsapp_empty.txt": lambda: b"",
+    "bad_whatsapp_other_log_form.txt": lambda: whatsapp("2024-01-31 09:02 Maya: Morning!", "2024-01-31 09:05 Alex: Hi"),
+    "bad_whatsapp_huge_message.txt": lambda: whatsapp("31/01/2024, 09:02 - Maya: start", *["word " * 20_000] * 3),
+    "bad_whatsapp_gzip.txt": lambda: b"\x1f\x8b\x08\x00" + random_bytes(64, SEED + 10),
+    "ok_whatsapp_android.txt": lambda: WA_OK.encode(),
+    "ok_whatsapp_ios_marks.txt": lambda: (
+        "\u200e[1/5/24, 9:15:02\u202fPM] Sam: Hi\n[1/5/24, 9:16:40\u202fPM] Jo: Yo\n".encode()
+    ),
+    "ok_whatsapp_crlf_multiline.txt": lambda: WA_OK.replace("\n", "\r\n").encode() + b"second line\r\n",
+    "ok_whatsapp_bom_12h.txt": lambda: (
+        b"\xef\xbb\xbf" + whatsapp("2/3/24, 10:05 AM - Priya: Lunch?", "2/3/24, 1:06 PM - Ben: Sure")
+    ),
+    # --- Telegram ---
+    "bad_telegram_messages_object.json": lambda: dumps(telegram() | {"messages": {"1": tg_message()}}),
+    "bad_telegram_id_missing.json": lambda: dumps(
+        {"name": "Nora", "type": "personal_chat", "messages": [tg_message()]}
+    ),
+    "bad_telegram_message_id_missing.json": lambda: dumps(
+        telegram({k: v for k, v in tg_message().items() if k != "id"})
+    ),
+    "bad_telegram_date_garbage.json": lambda: dumps(telegram(tg_message(date="yesterday"))),
+    "bad_telegram_date_missing.json": lambda: dumps(telegram({k: v for k, v in tg_message().items() if k != "date"})),
+    "bad_telegram_unixtime_garbage.json": lambda: dumps(telegram(tg_message(date_unixtime="soon"))),
+    "bad_telegram_duplicate_message_ids.json": lambda: dumps(telegram(tg_message(1), tg_message(1, "again"))),
+    "bad_telegram_chat_id_boolean.json": lambda: dumps(telegram(tg_message(), id=True)),
+    "bad_telegram_text_number.json": lambda: dumps(telegram(tg_message(text=42))),
+    "bad_telegram_entity_number.json": lambda: dumps(telegram(tg_message(text=["Hi ", 7]))),
+    "bad_telegram_chats_list_object.json": lambda: dumps(
+        {"personal_information": {"user_id": 1}, "chats": {"list": {}}}
+    ),
+    "bad_telegram_duplicate_chats.json": lambda: dumps(
+        {"chats": {"list": [telegram(tg_message()), telegram(tg_message())]}}
+    ),
+    "bad_telegram_service_only.json": lambda: dumps(telegram(tg_message(type="service", action="pin_message"))),
+    "ok_telegram_entities.json": lambda: dumps(telegram(tg_message(text=["Hi ", {"type": "bold", "text": "Nora"}]))),
+    "ok_telegram_full_export.json": lambda: dumps(
+        {
+            "personal_information": {"user_id": 1},
+            "chats": {"list": [telegram(tg_message(), tg_message(2, from_id="user1"))]},
+        }
+    ),
+    # --- Claude ---
+    "bad_claude_messages_object.json": lambda: dumps([{"uuid": "c1", "chat_messages": {"m1": claude_message()}}]),
+    "bad_claude_uuid_missing.json": lambda: dumps([{"name": "trip", "chat_messages": [claude_message()]}]),
+    "bad_claude_uuid_empty.json": lambda: dumps(claude(claude_message(uuid=""))),
+    "bad_claude_sender_number.json": lambda: dumps(claude(claude_message(sender=1))),
+    "bad_claude_content_string.json": lambda: dumps(claude(claude_message(content="Plan my trip."))),
+    "bad_claude_block_text_number.json": lambda: dumps(claude(claude_message(content=[{"type": "text", "text": 3}]))),
+    "bad_claude_created_at_garbage.json": lambda: dumps(claude(claude_message(created_at="last tuesday"))),
+    "bad_claude_duplicate_message_uuid.json": lambda: dumps(
+        claude(claude_message(), claude_message(sender="assistant"))
+    ),
+    "bad_claude_duplicate_conversation_uuid.json": lambda: dumps(claude(claude_message()) * 2),
+    "bad_claude_no_text.json": lambda: dumps(claude(claude_message(content=[{"type": "tool_use", "name": "x"}]))),
+    "bad_claude_list_with_string.json": lambda: dumps([*claude(claude_message()), "conversation"]),
+    "ok_claude_text_field_only.json": lambda: dumps(claude({"uuid": "m1", "sender": "human", "text": "Hi"})),
+    "ok_claude_null_name_and_time.json": lambda: dumps(claude(claude_message(created_at=None), name=None)),
+    # --- ChatGPT (more) ---
+    "bad_chatgpt_no_current_node_no_text.json": lambda: dumps(
+        [{"id": "c", "mapping": {"r": GPT_ROOT | {"children": []}}}]
+    ),
+    "bad_chatgpt_node_is_string.json": lambda: dumps([{"id": "c", "current_node": "m1", "mapping": {"m1": "hello"}}]),
+    "bad_chatgpt_parts_string.json": lambda: dumps(
+        chatgpt(
+            m2=gpt_node("m2", "m1", "assistant", "x")
+            | {"message": {"author": {"role": "assistant"}, "content": {"content_type": "text", "parts": "x"}}}
+        )
+    ),
+    "bad_chatgpt_role_number.json": lambda: dumps(
+        chatgpt(
+            m2={
+                "id": "m2",
+                "parent": "m1",
+                "message": {"author": {"role": 7}, "content": {"content_type": "text", "parts": ["x"]}},
+            }
+        )
+    ),
+    "bad_chatgpt_message_time_string.json": lambda: dumps(
+        chatgpt(
+            m2=gpt_node("m2", "m1", "assistant", "x")
+            | {
+                "message": {
+                    "author": {"role": "assistant"},
+                    "create_time": "noon",
+                    "content": {"content_type": "text", "parts": ["x"]},
+                }
+            }
+        )
+    ),
+    "ok_chatgpt_no_current_node.json": lambda: dumps([{k: v for k, v in chatgpt()[0].items() if k != "current_node"}]),
+    # --- Discord ---
+    "bad_discord_channel_missing.json": lambda: dumps({"guild": {"id": "9"}, "messages": [dc_message()]}),
+    "bad_discord_channel_id_missing.json": lambda: dumps(discord(dc_message(), channel={"name": "general"})),
+    "bad_discord_messages_object.json": lambda: dumps(discord(messages={"1": dc_message()})),
+    "bad_discord_timestamp_garbage.json": lambda: dumps(discord(dc_message(timestamp="a while ago"))),
+    "bad_discord_timestamp_missing.json": lambda: dumps(
+        discord({k: v for k, v in dc_message().items() if k != "timestamp"})
+    ),
+    "bad_discord_author_missing.json": lambda: dumps(discord({k: v for k, v in dc_message().items() if k != "author"})),
+    "bad_discord_author_name_empty.json": lambda: dumps(discord(dc_message(author={"id": "5", "name": ""}))),
+    "bad_discord_duplicate_ids.json": lambda: dumps(discord(dc_message("1"), dc_message("1", "again"))),
+    "bad_discord_content_number.json": lambda: dumps(discord(dc_message(content=12))),
+    "bad_discord_joins_only.json": lambda: dumps(discord(dc_message(type="GuildMemberJoin", content=""))),
+    "bad_discord_id_object.json": lambda: dumps(discord(dc_message(message_id={"value": "1"}))),
+    "ok_discord_minimal.json": lambda: dumps(discord(dc_message(), dc_message("2", "Reply!", type="Reply"))),
+    # --- Slack (zipped export) ---
+    "bad_slack_users_object.zip": lambda: slack({"users.json": {"U1": "alex"}}),
+    "bad_slack_channels_object.zip": lambda: slack({"channels.json": {"C1": "general"}}),
+    "bad_slack_channel_without_id.zip": lambda: slack({"channels.json": [{"name": "general"}]}),
+    "bad_slack_day_not_json.zip": lambda: slack({DAY: b"[{'ts': 1}]"}),
+    "bad_slack_day_object.zip": lambda: slack({DAY: {"messages": SLACK_DAY}}),
+    "bad_slack_ts_garbage.zip": lambda: slack({DAY: [SLACK_DAY[0] | {"ts": "noon"}]}),
+    "bad_slack_ts_missing.zip": lambda: slack({DAY: [{"type": "message", "user": "U1", "text": "x"}]}),
+    "bad_slack_text_number.zip": lambda: slack({DAY: [SLACK_DAY[0] | {"text": 5}]}),
+    "bad_slack_joins_only.zip": lambda: slack({DAY: [SLACK_DAY[0] | {"subtype": "channel_join"}]}),
+    "bad_slack_day_latin1.zip": lambda: slack({DAY: '[{"ts": "1.0", "text": "très"}]'.encode("latin-1")}),
+    "bad_slack_truncated.zip": lambda: slack()[:200],
+    "bad_zip_media_only.zip": lambda: zipped({"photo.jpg": b"\xff\xd8\xff", "voice.opus": b"Opus"}),
+    "ok_slack_minimal.zip": lambda: slack(),
+    "ok_zip_of_chatgpt_and_user.zip": lambda: zipped({"conversations.json": dumps(chatgpt()), "user.json": b"{}"}),
+    # --- notes ---
+    "bad_notes_empty.md": lambda: b"",
+    "bad_notes_blank_lines.md": lambda: b"\n\n   \n\t\n",
+    "bad_notes_headings_only.md": lambda: b"# Title\n\n## Section\n",
+    "bad_notes_front_matter_only.md": lambda: b"---\ntitle: Empty\ndate: 2024-01-01\n---\n",
+    "bad_notes_date_garbage.md": lambda: b"---\ndate: the day after\n---\nA paragraph.\n",
+    "bad_notes_date_impossible.md": lambda: b"---\ndate: 2024-13-45\n---\nA paragraph.\n",
+    "bad_notes_latin1.md": lambda: "Un café à Porto.\n".encode("latin-1"),
+    "bad_notes_utf16.txt": lambda: "\ufeffA note.\n".encode("utf-16-le"),
+    "bad_notes_binary.md": lambda: random_bytes(512, SEED + 11),
+    "bad_notes_huge_paragraph.md": lambda: ("word " * 50_000).encode(),
+    "bad_notes_controls_only.txt": lambda: b"\x01\x02\x03\n\x04\x05\n",
+    "ok_notes_front_matter.md": lambda: (
+        b"---\ntitle: Trip\ndate: 2024-02-20\n---\n# Porto\n\nTrain on Friday.\n\nHostel by the river.\n"
+    ),
+    "ok_notes_plain.txt": lambda: "Call the dentist.\n\nPepper needs her vaccine. \U0001f436\n".encode(),
 }
 
 
 def main() -> None:
     """Rewrite every corpus file and remove stale ones."""
-    for stale in HERE.glob("*.json"):
-        if stale.name not in CASES:
+    for stale in HERE.glob("*_*.*"):
+        if stale.name not in CASES and stale.suffix != ".py":
             stale.unlink()
     for name, make in CASES.items():
         (HERE / name).write_bytes(make())

@@ -1,0 +1,103 @@
+"""Export files through the write path: a newer export of the same chats adds only what is new, a refusal writes
+nothing, and the CLI checks --format before it reads a file."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from chats import counts, new_memory, one_error_line, run, stored_counts
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+WHATSAPP = (FIXTURES / "WhatsApp Chat with Maya.txt").read_text()
+LATER = "14/02/2024, 08:00 - Maya: Pepper chewed my running shoes.\n14/02/2024, 08:03 - Alex: Oh no!\n"
+
+
+def stored_turns(memory, conversation: str) -> list[tuple[str, str]]:
+    """(session, turn id) of every stored source turn of a conversation."""
+    return memory.store.con.execute(
+        "SELECT session_id, turn_id FROM sources WHERE conversation_id = ? ORDER BY position", [conversation]
+    ).fetchall()
+
+
+def test_newer_whatsapp_export_adds_only_new_messages(tmp_path, fake_settings, fake_extractor):
+    old = tmp_path / "old" / "WhatsApp Chat with Maya.txt"
+    new = tmp_path / "new" / "WhatsApp Chat with Maya.txt"
+    old.parent.mkdir()
+    new.parent.mkdir()
+    old.write_text(WHATSAPP)
+    new.write_text(WHATSAPP + LATER)  # the same chat exported a day later
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        first = memory.ingest(old)
+        second = memory.ingest(new)
+        again = memory.ingest(new)
+        (conversation,) = memory.store.con.execute("SELECT conversation_id FROM conversations").fetchone()
+        turns = stored_turns(memory, conversation)
+    assert (first.new_sources, second.new_sources, second.duplicates) == (7, 2, 7)
+    assert (again.new_sources, again.duplicates) == (0, 9)
+    assert len(turns) == len(set(turns)) == 9 and turns[-1][0] == "2024-02-14"
+
+
+def test_overlapping_telegram_exports_never_duplicate(tmp_path, fake_settings, fake_extractor):
+    chat = json.loads((FIXTURES / "telegram_chat.json").read_text())
+    full = json.loads((FIXTURES / "telegram_full.json").read_text())  # holds the chat's first two messages
+    later = tmp_path / "later.json"
+    extra = {**chat["messages"][2], "id": 1010, "date": "2024-03-05T08:00:00", "date_unixtime": "1709622000"}
+    later.write_text(json.dumps({**chat, "messages": [*chat["messages"][2:], {**extra, "text": "See you Friday!"}]}))
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        reports = [memory.ingest(FIXTURES / "telegram_full.json"), memory.ingest(FIXTURES / "telegram_chat.json")]
+        reports.append(memory.ingest(later))
+        turns = stored_turns(memory, "telegram-222")
+    assert [r.new_sources for r in reports] == [5, 1, 1]
+    assert [r.duplicates for r in reports] == [0, 2, 2]
+    assert [t for _, t in turns] == ["1002", "1003", "1005", "1010"]
+    assert full["chats"]["list"][0]["id"] == 222
+
+
+def test_same_chatgpt_conversation_from_two_files_is_stored_once(tmp_path, fake_settings, fake_extractor):
+    first = tmp_path / "a" / "conversations.json"
+    second = tmp_path / "b" / "renamed.json"
+    for path in (first, second):
+        path.parent.mkdir()
+        path.write_text((FIXTURES / "chatgpt_tree.json").read_text())
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        memory.ingest(first)
+        report = memory.ingest(second)
+        stored = memory.store.con.execute("SELECT DISTINCT conversation_id FROM sources").fetchall()
+    assert (report.new_sources, report.duplicates, report.skipped) == (0, 5, 3)
+    assert stored == [("67e1-recife",)]
+
+
+def test_zip_through_the_cli_and_the_summary_counts_skipped(tmp_path, fake_settings, fake_extractor):
+    archive = tmp_path / "chatgpt.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("conversations.json", (FIXTURES / "chatgpt_tree.json").read_text())
+        out.writestr("user.json", "{}")
+    store = tmp_path / "store"
+    with new_memory(store, fake_settings):
+        pass
+    result = run("ingest", str(archive), "--store", str(store), "--json")
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)
+    assert (report["new_sources"], report["skipped"]) == (5, 3)
+
+
+def test_refused_exports_leave_the_store_unchanged(tmp_path, fake_settings, fake_extractor):
+    store = tmp_path / "store"
+    with new_memory(store, fake_settings) as memory:
+        memory.ingest(FIXTURES / "discord.json")
+        before = counts(memory)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("01/02/2024, 10:00 - Ana: hi\n")
+    cases = [
+        (["--format", "bogus", str(bad)], "unknown --format 'bogus'"),
+        (["--format", "whatsap", str(tmp_path / "missing.txt")], "unknown --format 'whatsap'"),
+        (["--format", "telegram", str(bad)], "bad.txt: is not JSON but a WhatsApp chat export"),
+        (["--format", "whatsapp", str(FIXTURES / "telegram_chat.json")], "(a Telegram export?)"),
+        ([str(FIXTURES / "claude.json"), str(bad), str(tmp_path / "plain.md")], "plain.md: no such file"),
+    ]
+    for args, expected in cases:
+        result = run("ingest", *args, "--store", str(store))
+        assert result.exit_code == 2 and expected in one_error_line(result), (args, result.output)
+    assert stored_counts(store) == before
