@@ -1,6 +1,7 @@
 """Ingest benchmark (issue 2): each LoCoMo dev conversation into a fresh store, in process and as a CLI command.
 
 .venv/bin/python bench/ingest.py [--data PATH] [--repeat 3] [--conversations conv-26,conv-30] [--cli]
+.venv/bin/python bench/ingest.py --conversations conv-30 --repeat 1 --whatsapp 10000   # an export, same turns/s?
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from ripplecli.api import Memory
@@ -106,6 +108,31 @@ def cli_seconds(data: Path, conversation_id: str, repeat: int) -> dict:
     return {"conversation": conversation_id, "cli_seconds": round(statistics.median(times), 3), "runs": len(times)}
 
 
+def write_whatsapp(conversations: list[Conversation], count: int, path: Path) -> None:
+    """A WhatsApp export (Android form) of `count` messages: LoCoMo's turns in order, over and over, a few minutes
+    apart and a new day every 40 messages, so its text is as rich as the conversations it is compared with."""
+    turns = [turn for c in conversations for s in c.sessions for turn in s.turns]
+    when = datetime(2021, 3, 1, 9, 0)
+    lines = []
+    for index in range(count):
+        turn = turns[index % len(turns)]
+        when += timedelta(days=1, hours=-when.hour + 9) if index and index % 40 == 0 else timedelta(minutes=3)
+        text = turn.text.replace("\n", " ")
+        lines.append(f"{when:%d/%m/%Y, %H:%M} - {turn.speaker}: {text}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def bench_whatsapp(conversations: list[Conversation], count: int, repeat: int) -> dict:
+    """Parse and ingest a generated WhatsApp export of `count` messages into a fresh store; median seconds."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "WhatsApp Chat with LoCoMo.txt"
+        write_whatsapp(conversations, count, path)
+        parse = parse_seconds(path, repeat)
+        (chat,) = read_conversations(path)
+    row = bench_conversation(chat, repeat)
+    return {**row, "conversation": "whatsapp", "parse_seconds": round(parse, 3), "sessions": len(chat.sessions)}
+
+
 def print_table(rows: list[dict]) -> None:
     """A plain fixed-width table."""
     header = f"{'conversation':<13}{'turns':>6}{'mem':>6}  {'edges (contiguity/semantic/structural)':<40}"
@@ -129,6 +156,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--cli-conversation", default="conv-41", help="the conversation timed with --cli")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
     parser.add_argument("--links", default=None, help="also build links while ingesting, e.g. cable (CABLE cost)")
+    parser.add_argument("--whatsapp", type=int, default=0, help="also ingest a WhatsApp export of N messages")
     return parser.parse_args()
 
 
@@ -148,13 +176,22 @@ def main() -> None:
     for conversation in conversations:
         rows.append(bench_conversation(conversation, args.repeat, args.links))
         print(f"  {conversation.conversation_id}: {rows[-1]['seconds']:.2f} s", flush=True)
+    if args.whatsapp:
+        chat = bench_whatsapp(read_conversations(args.data), args.whatsapp, args.repeat)
+        print(
+            f"  whatsapp export of {args.whatsapp:,} messages: parse {chat['parse_seconds']:.2f} s, "
+            f"ingest {chat['seconds']:.2f} s ({chat['sessions']} day sessions)",
+            flush=True,
+        )
+        rows.append(chat)
     print_table(rows)
     cli = cli_seconds(args.data, args.cli_conversation, args.repeat) if args.cli else None
     if cli:
         print(f"CLI `ripple ingest` {cli['conversation']}: median {cli['cli_seconds']:.2f} s over {cli['runs']} runs")
-    seconds = statistics.median(r["seconds"] for r in rows)
-    rate = statistics.median(r["turns_per_s"] for r in rows)
-    ratio = statistics.median(r["ingest_over_encode"] for r in rows)
+    locomo = [r for r in rows if r["conversation"] != "whatsapp"]
+    seconds = statistics.median(r["seconds"] for r in locomo)
+    rate = statistics.median(r["turns_per_s"] for r in locomo)
+    ratio = statistics.median(r["ingest_over_encode"] for r in locomo)
     print(
         f"summary: cores {os.cpu_count()} · median {seconds:.2f} s/conversation · {rate:.0f} turns/s · "
         f"ingest/encode {ratio:.2f}x · peak RSS {peak_rss_mb():.0f} MB · load now {os.getloadavg()[0]:.2f}"
