@@ -15,7 +15,7 @@ from ripplecli.errors import InputError, StoreError
 from ripplecli.manage import OwnYourData, settings_of
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.store.db import Store
-from ripplecli.trace import RecallResult
+from ripplecli.trace import ChannelHit, RecallResult, Round
 
 if TYPE_CHECKING:  # the write path (numpy, graph) loads only when something is written
     from ripplecli.ingest import IngestReport, Progress
@@ -243,13 +243,12 @@ class Memory(OwnYourData):
         chosen_analyzer = QUERY_ANALYZERS.create(analyzer, lambda: self.llm, log)
         if self._recaller is None:
             self._recaller = Recaller(self.store, lambda: self.encoder)
-        self._recaller.planner = chosen_planner
-        self._recaller.analyzer = chosen_analyzer
         when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
-        result = self._recaller.recall(question, RecallParams(k=k, mode=mode, rounds=rounds, as_of=when))
+        params = RecallParams(k=k, mode=mode, rounds=rounds, as_of=when)
+        result = self._recaller.recall(question, params, chosen_analyzer, chosen_planner)
         result.answer = answer_for(answer, question, result.evidence, self._model_provider(answer), log)
         if log.calls:
-            result.trace["llm_calls"] = log.to_list()
+            result.trace.llm_calls = log.to_list()
         return result
 
     def _model_provider(self, answer: str) -> ModelProvider:
@@ -336,7 +335,7 @@ def compact_result(result: RecallResult) -> dict[str, Any]:
                     {"turn_id": s.turn_id, "session_id": s.session_id, "speaker": s.speaker, "date": s.timestamp}
                     for s in e.sources
                 ],
-                "provenance": e.provenance,
+                "provenance": [p.to_dict() for p in e.provenance],
             }
             for e in result.evidence
         ],
@@ -356,30 +355,36 @@ def brief_answer(answer: Answer | None) -> dict[str, Any] | None:
 def trajectory(result: RecallResult) -> dict[str, Any]:
     """Query cues, seeds, anchors, the missing-support target and which channel found which evidence; no texts."""
     trace = result.trace
-    cues = trace.get("query_cues", {})
+    cues = trace.query_cues
     brief: dict[str, Any] = {
-        "query_cues": {key: cues.get(key) for key in ("persons", "locations", "concepts", "time_range")},
-        "seeds": {view: [row["id"] for row in rows] for view, rows in trace.get("seeds", {}).items()},
-        "rounds": [_round_brief(record) for record in trace.get("rounds", [])],
+        "query_cues": {
+            "persons": cues.persons,
+            "locations": cues.locations,
+            "concepts": cues.concepts,
+            "time_range": cues.time_range,
+        },
+        "seeds": {view: [row.id for row in rows] for view, rows in (trace.seeds or {}).items()},
+        "rounds": [_round_brief(record) for record in trace.rounds or []],
         "found_by": found_by(result),
     }
-    for key in ("focus", "note"):
-        if key in trace:
-            brief[key] = trace[key]
+    if trace.focus is not None:
+        brief["focus"] = trace.focus.to_dict()
+    if trace.note is not None:
+        brief["note"] = trace.note
     return brief
 
 
-def _round_brief(record: dict[str, Any]) -> dict[str, Any]:
+def _round_brief(record: Round) -> dict[str, Any]:
     """One planner round: decision, anchors, target sentence, missing cues, support ids per channel."""
-    plan = record["planner"]
+    plan = record.planner
     return {
-        "round": record["round"],
-        "decision": plan["decision"],
-        "anchors": [anchor["id"] for anchor in plan["anchors"]],
-        "target": (plan.get("target") or {}).get("restatement"),
-        "missing": plan.get("missing", []),
-        "support": {channel: [row["id"] for row in rows] for channel, rows in record.get("support", {}).items()},
-        "stopped": record.get("stopped"),
+        "round": record.round,
+        "decision": plan.decision,
+        "anchors": [anchor.id for anchor in plan.anchors],
+        "target": plan.target.restatement if plan.target else None,
+        "missing": plan.missing,
+        "support": {channel: [s.memory_id for s in found] for channel, found in (record.support or {}).items()},
+        "stopped": record.stopped,
     }
 
 
@@ -387,7 +392,7 @@ def found_by(result: RecallResult) -> dict[str, list[int]]:
     """Evidence ids per finder: a seeding view (dense, lexical, cue), a graph channel, or 'fusion' (ranked deeper)."""
     finders: dict[str, list[int]] = {}
     for e in result.evidence:
-        names = {p.get("channel") or p["view"] for p in e.provenance if "channel" in p or p.get("seed")}
+        names = {p.finder for p in e.provenance if isinstance(p, ChannelHit) or p.seed}
         for name in sorted(names) or ["fusion"]:
             finders.setdefault(name, []).append(e.memory_id)
     return finders

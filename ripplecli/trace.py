@@ -1,12 +1,23 @@
-"""The recall trajectory as data: rendered by cli/, serialised by --json, returned by the API."""
+"""The recall trajectory as typed data: built by the read phase, rendered by cli/, returned by the API.
+
+Every type has `to_dict()`, which writes the `ripple ask --json` document (docs/json.md); optional keys appear only
+when they say something, as they always have.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ripplecli.answer.base import Answer
+
+Row = dict[str, Any]  # one JSON object of the --json document
+
+
+def _rows(items: list[Any]) -> list[Row]:
+    """`to_dict()` of each item."""
+    return [item.to_dict() for item in items]
 
 
 @dataclass
@@ -19,6 +30,16 @@ class SourceRef:
     text: str
     timestamp: str | None
 
+    def to_dict(self) -> Row:
+        """The `sources` entry."""
+        return {
+            "turn_id": self.turn_id,
+            "session_id": self.session_id,
+            "speaker": self.speaker,
+            "text": self.text,
+            "timestamp": self.timestamp,
+        }
+
 
 @dataclass
 class ReplyContext:
@@ -28,6 +49,268 @@ class ReplyContext:
     speaker: str
     text: str
     locations: list[str] = field(default_factory=list)  # known places the turn names, case-folded
+
+    def to_dict(self) -> Row:
+        """The evidence's `context` object."""
+        return {"turn_id": self.turn_id, "speaker": self.speaker, "text": self.text, "locations": self.locations}
+
+
+@dataclass
+class ViewHit:
+    """Found by a seeding view (dense, lexical, cue) at a rank; `seed` when within the view's first hop."""
+
+    view: str
+    rank: int
+    score: float
+    seed: bool
+
+    @property
+    def finder(self) -> str:
+        """What found it."""
+        return self.view
+
+    def to_dict(self) -> Row:
+        """The `provenance` entry."""
+        return {"view": self.view, "rank": self.rank, "score": self.score, "seed": self.seed}
+
+
+@dataclass
+class ChannelHit:
+    """Found along the graph: a channel, the path from an anchor, the edge weights (and CABLE's query)."""
+
+    channel: str
+    path: list[int]
+    weights: list[float]
+    score: float
+    query: str = ""
+
+    @property
+    def finder(self) -> str:
+        """What found it."""
+        return self.channel
+
+    def to_dict(self) -> Row:
+        """The `provenance` entry."""
+        found = {"channel": self.channel, "path": self.path, "weights": self.weights, "score": self.score}
+        return found | ({"query": self.query} if self.query else {})
+
+
+Provenance = ViewHit | ChannelHit
+
+
+@dataclass
+class Support:
+    """A memory found from an anchor: the path taken and how well it matches the missing-support target."""
+
+    memory_id: int
+    channel: str
+    score: float
+    path: list[int] = field(default_factory=list)  # anchor, hop, ..., memory
+    weights: list[float] = field(default_factory=list)  # edge weight per hop
+    via_cues: list[str] = field(default_factory=list)  # spreading activation: the cues that carried it
+    query: str = ""  # CABLE: the antecedent query that created the edge it came along
+    text: str = ""  # the memory's restatement, as the trace shows it
+
+    def provenance(self) -> ChannelHit:
+        """How the evidence list records this way of finding the memory."""
+        return ChannelHit(self.channel, self.path, self.weights, round(self.score, 4), self.query)
+
+    @property
+    def strength(self) -> float:
+        """Product of edge weights along the path: stronger paths win ties."""
+        product = 1.0
+        for weight in self.weights:
+            product *= weight
+        return product
+
+    def to_dict(self) -> Row:
+        """One support row of the trace."""
+        data: Row = {
+            "id": self.memory_id,
+            "channel": self.channel,
+            "score": round(float(self.score), 5),
+            "path": self.path,
+            "weights": [round(w, 3) for w in self.weights],
+            "text": self.text,
+        }
+        if self.via_cues:
+            data["via_cues"] = self.via_cues
+        if self.query:
+            data["query"] = self.query
+        return data
+
+
+SupportByChannel = dict[str, list[Support]]
+
+
+def _support_dict(grouped: SupportByChannel) -> dict[str, list[Row]]:
+    """Support rows per channel."""
+    return {channel: _rows(found) for channel, found in grouped.items()}
+
+
+@dataclass
+class Cues:
+    """The question's cues as the trace shows them (times as ISO strings)."""
+
+    text: str
+    keywords: list[str]
+    persons: list[str]
+    locations: list[str]
+    concepts: list[str]
+    time_range: list[str] | None
+    wants: str | None
+    failure: str | None = None  # the LLM analyzer's dropped names or its fallback to the rules
+
+    def to_dict(self) -> Row:
+        """The `query_cues` object."""
+        data: Row = {
+            "text": self.text,
+            "keywords": self.keywords,
+            "persons": self.persons,
+            "locations": self.locations,
+            "concepts": self.concepts,
+            "time_range": self.time_range,
+            "wants": self.wants,
+        }
+        return data | ({"failure": self.failure} if self.failure else {})
+
+
+@dataclass
+class Seed:
+    """A first-hop memory of one view."""
+
+    id: int
+    score: float
+    text: str
+
+    def to_dict(self) -> Row:
+        """One seed row."""
+        return {"id": self.id, "score": self.score, "text": self.text}
+
+
+@dataclass
+class Anchor:
+    """A memory the planner grows the evidence from."""
+
+    id: int
+    text: str
+
+    def to_dict(self) -> Row:
+        """One anchor row."""
+        return {"id": self.id, "text": self.text}
+
+
+@dataclass
+class Target:
+    """The missing-support target: a fact sentence and the cues the evidence still lacks."""
+
+    restatement: str
+    persons: list[str]
+    locations: list[str]
+    concepts: list[str]
+    time_range: list[str] | None
+    wants: str | None
+
+    def to_dict(self) -> Row:
+        """The planner's `target` object."""
+        return {
+            "restatement": self.restatement,
+            "persons": self.persons,
+            "locations": self.locations,
+            "concepts": self.concepts,
+            "time_range": self.time_range,
+            "wants": self.wants,
+        }
+
+
+@dataclass
+class Plan:
+    """The planner's decision for one round, as the trace shows it."""
+
+    decision: str  # continue | stop
+    stop_reason: str | None
+    anchors: list[Anchor]
+    target: Target | None
+    covered: list[str]
+    missing: list[str]
+    failure: str | None = None  # an LLM planner fell back to the rules
+
+    def to_dict(self) -> Row:
+        """The round's `planner` object."""
+        return {
+            "decision": self.decision,
+            "stop_reason": self.stop_reason,
+            "anchors": _rows(self.anchors),
+            "target": self.target.to_dict() if self.target else None,
+            "covered": self.covered,
+            "missing": self.missing,
+            "failure": self.failure,
+        }
+
+
+@dataclass
+class Round:
+    """One planner round: the plan, the support it found per channel, and why it stopped."""
+
+    round: int
+    planner: Plan
+    support: SupportByChannel | None = None  # None: the round stopped before diffusing
+    stopped: str | None = None
+
+    def to_dict(self) -> Row:
+        """One `rounds` entry."""
+        data: Row = {"round": self.round, "planner": self.planner.to_dict()}
+        if self.support is not None:
+            data["support"] = _support_dict(self.support)
+        if self.stopped:
+            data["stopped"] = self.stopped
+        return data
+
+
+@dataclass
+class Focus:
+    """A question about one speaker of the chat: what the others said ranks `others_demoted`× further down."""
+
+    speaker: str
+    others_demoted: float
+
+    def to_dict(self) -> Row:
+        """The `focus` object."""
+        return {"speaker": self.speaker, "others_demoted": self.others_demoted}
+
+
+@dataclass
+class Trace:
+    """How the evidence was found: cues, seeds per view, planner rounds, support, focus, the evidence ids."""
+
+    query_cues: Cues
+    mode: str
+    note: str | None = None  # why there is nothing to show (an empty store)
+    seeds: dict[str, list[Seed]] | None = None
+    rounds: list[Round] | None = None  # planner-guided modes only
+    support: SupportByChannel | None = None  # support found outside planner rounds (locality, host links, kinds)
+    focus: Focus | None = None
+    evidence: list[int] | None = None
+    llm_calls: list[Row] | None = None  # the local model's calls (CallLog.to_list), when there were any
+
+    def to_dict(self) -> Row:
+        """The `trace` object of `ripple ask --json`."""
+        data: Row = {"query_cues": self.query_cues.to_dict(), "mode": self.mode}
+        if self.note is not None:
+            data["note"] = self.note
+        if self.seeds is not None:
+            data["seeds"] = {view: _rows(rows) for view, rows in self.seeds.items()}
+        if self.rounds is not None:
+            data["rounds"] = _rows(self.rounds)
+        if self.support is not None:
+            data["support"] = _support_dict(self.support)
+        if self.focus is not None:
+            data["focus"] = self.focus.to_dict()
+        if self.evidence is not None:
+            data["evidence"] = self.evidence
+        if self.llm_calls:
+            data["llm_calls"] = self.llm_calls
+        return data
 
 
 @dataclass
@@ -40,11 +323,27 @@ class Evidence:
     rank: int
     source_turns: list[str]
     sources: list[SourceRef] = field(default_factory=list)
-    provenance: list[dict[str, Any]] = field(default_factory=list)  # {"view"|"channel", "rank", "anchor", ...}
+    provenance: list[Provenance] = field(default_factory=list)
     tokens: int = 0
     persons: list[str] = field(default_factory=list)  # as the store keeps them: case-folded
     locations: list[str] = field(default_factory=list)
     context: ReplyContext | None = None  # set when the memory is a short reply to another speaker's turn
+
+    def to_dict(self) -> Row:
+        """One `evidence` entry."""
+        return {
+            "memory_id": self.memory_id,
+            "restatement": self.restatement,
+            "score": self.score,
+            "rank": self.rank,
+            "source_turns": self.source_turns,
+            "sources": _rows(self.sources),
+            "provenance": _rows(self.provenance),
+            "tokens": self.tokens,
+            "persons": self.persons,
+            "locations": self.locations,
+            "context": self.context.to_dict() if self.context else None,
+        }
 
 
 @dataclass
@@ -55,10 +354,18 @@ class RecallResult:
     mode: str
     k: int
     evidence: list[Evidence]
-    trace: dict[str, Any] = field(default_factory=dict)
+    trace: Trace
     answer: Answer | None = None
     seconds: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Row:
         """The JSON document of `ripple ask --json`."""
-        return asdict(self)
+        return {
+            "question": self.question,
+            "mode": self.mode,
+            "k": self.k,
+            "evidence": _rows(self.evidence),
+            "trace": self.trace.to_dict(),
+            "answer": self.answer.to_dict() if self.answer else None,
+            "seconds": self.seconds,
+        }

@@ -312,8 +312,8 @@ def test_end_to_end_motivation_reachable_through_an_antecedent_edge(tmp_path, fa
     result = memory.recall("What race did Jordan sign up for to raise money?", k=6, mode="dense+cable")
     found = {e.memory_id: e for e in result.evidence}
     assert diagnosis in found
-    via = [p for p in found[diagnosis].provenance if p.get("channel") == "antecedent"]
-    assert via and via[0]["query"] == edges[(diagnosis, race)]["query"]
+    via = [p for p in found[diagnosis].provenance if getattr(p, "channel", None) == "antecedent"]
+    assert via and via[0].query == edges[(diagnosis, race)]["query"]
     stats = memory.stats()["antecedent"]["antecedent"]
     assert stats["share_outside_dst_top"] == 1.0 and stats["max_in_degree"] <= 3
     memory.close()

@@ -174,9 +174,10 @@ def test_recall_with_the_llm_analyzer_traces_its_call_and_failure(tmp_path, fake
         memory._llm = fake_llm(query_out(persons=["Alice", "Zed"]))
         result = memory.recall("Where did Alice go with Maya?", k=5, analyzer="llm")
         rules = memory.recall("Where did Alice go with Maya?", k=5)
-    assert [c["component"] for c in result.trace["llm_calls"]] == ["query"]
-    assert result.trace["query_cues"]["persons"][0] == "alice" and "zed" in result.trace["query_cues"]["failure"]
-    assert "failure" not in rules.trace["query_cues"] and "llm_calls" not in rules.trace
+    assert [c["component"] for c in result.trace.llm_calls] == ["query"]
+    assert result.trace.query_cues.persons[0] == "alice" and "zed" in result.trace.query_cues.failure
+    assert rules.trace.query_cues.failure is None and rules.trace.llm_calls is None
+    assert "failure" not in rules.to_dict()["trace"]["query_cues"] and "llm_calls" not in rules.to_dict()["trace"]
     console = Console(record=True, width=160)
     console.print(trace_tree(result))
     assert "model fallback: persons the store does not know dropped: zed" in console.export_text()
@@ -188,7 +189,7 @@ def test_the_llm_planner_does_not_imply_the_llm_analyzer(tmp_path, fake_settings
         memory.ingest(chat_file(tmp_path), extractor="rules")
         memory._llm = fake_llm("{not json")
         result = memory.recall("Where did Alice go?", k=5, planner="llm")
-    assert {c["component"] for c in result.trace["llm_calls"]} == {"planner"}
+    assert {c["component"] for c in result.trace.llm_calls} == {"planner"}
 
 
 def test_unknown_analyzer_is_an_input_error(tmp_path):

@@ -293,10 +293,10 @@ def test_recall_with_llm_planner_and_answer_traces_the_calls(tmp_path, fake_sett
         memory._llm = fake_llm(plan_out(anchors=[1, 999]), {"answer": "Paris", "citations": [1]})
         memory.ingest(chat_file(tmp_path), extractor="rules")
         result = memory.recall("Where did Alice go?", k=5, planner="llm", answer="llm")
-    calls = result.trace["llm_calls"]
+    calls = result.trace.llm_calls
     assert [c["component"] for c in calls] == ["planner", "answer"]
     assert all({"tokens_in", "tokens_out", "seconds"} <= c.keys() for c in calls)
-    assert "m999" in result.trace["rounds"][0]["planner"]["failure"]
+    assert "m999" in result.trace.rounds[0].planner.failure
     assert result.answer is not None and result.answer.method == "llm"
     from rich.console import Console
 
@@ -318,7 +318,7 @@ def test_answer_auto_without_a_model_is_typed(tmp_path, fake_settings):
         memory.configure(fake_settings)
         memory.ingest(chat_file(tmp_path))
         result = memory.recall("Where did Alice go?", k=5, answer="auto")
-    assert result.answer is not None and result.answer.method == "typed" and "llm_calls" not in result.trace
+    assert result.answer is not None and result.answer.method == "typed" and result.trace.llm_calls is None
 
 
 def test_answer_auto_with_a_broken_configured_model_falls_back(tmp_path, fake_settings, monkeypatch):

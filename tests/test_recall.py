@@ -22,14 +22,29 @@ from ripplecli.recall.assembly import (
     seed_ranking,
     speaker_first,
 )
-from ripplecli.recall.diffusion import Support, diffuse, reachable
+from ripplecli.recall.diffusion import diffuse, reachable
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.pipeline import RecallParams, validate
 from ripplecli.recall.planner import Candidate, RulesPlanner
 from ripplecli.recall.query import QueryCues, answer_kind, time_range
 from ripplecli.recall.views import ViewHits, rrf
 from ripplecli.store.db import Store
-from ripplecli.trace import Evidence, RecallResult, SourceRef
+from ripplecli.trace import (
+    Anchor,
+    ChannelHit,
+    Cues,
+    Evidence,
+    Focus,
+    Plan,
+    RecallResult,
+    Round,
+    Seed,
+    SourceRef,
+    Support,
+    Target,
+    Trace,
+    ViewHit,
+)
 
 
 def hand_built(tmp_path: Path, edges: list[tuple[int, int, str, float]], cues: dict[int, list[str]]) -> Store:
@@ -204,21 +219,19 @@ def test_answer_kind_names_place_questions_only() -> None:
 
 def test_wanted_kind_adds_the_speakers_place_memories_beyond_the_seeds() -> None:
     """A place question gets the best-fused memories that name a place, said by the speaker it is about."""
-    from types import SimpleNamespace
-
-    from ripplecli.recall.pipeline import Growth, _with_wanted_kind
+    from ripplecli.recall.context import Growth, RecallContext
+    from ripplecli.recall.pipeline import _with_wanted_kind
 
     index = RecallIndex(version=1, speakers={"jon", "gina"})
     index.speaker_of = {m: "jon" if m < 8 else "gina" for m in range(1, 10)}
     for mid in (2, 5, 6, 8):
         index.locations_of[mid].add("rome")
-    recaller = SimpleNamespace(index=lambda: index)
     cues = QueryCues("Which cities has Jon visited?", persons=["jon"], wants="place")
     fused = {m: 1.0 / m for m in range(1, 10)}
-    trace: dict = {}
-    growth = _with_wanted_kind(recaller, cues, [1, 2], fused, Growth(), trace)
+    ctx = RecallContext(None, index, None, None, RecallParams(), cues, [1, 2], fused, None)  # type: ignore[arg-type]
+    growth = _with_wanted_kind(ctx, Growth())
     assert [s.memory_id for s in growth.support] == [5, 6]  # 2 is a seed already; 8 is Gina's
-    assert [row["id"] for row in trace["support"]["wanted place"]] == [5, 6]
+    assert [s.memory_id for s in growth.shown["wanted place"]] == [5, 6]
 
 
 def test_question_time_ranges() -> None:
@@ -240,7 +253,7 @@ def test_trace_renders_every_section_at_a_fixed_width() -> None:
             1,
             ["D1:3"],
             [SourceRef("D1:3", "1", "Sam", "Harbor Grill is by the marina.", "2026-04-23T19:00:00")],
-            [{"view": "dense", "rank": 1, "score": 0.7, "seed": True}],
+            [ViewHit("dense", 1, 0.7, True)],
         ),
         Evidence(
             9,
@@ -249,52 +262,29 @@ def test_trace_renders_every_section_at_a_fixed_width() -> None:
             2,
             ["D2:11"],
             [],
-            [{"channel": "activation", "path": [7, 9], "weights": [], "score": 0.01}],
+            [ChannelHit("activation", [7, 9], [], 0.01)],
         ),
     ]
-    trace = {
-        "query_cues": {
-            "keywords": ["harbor", "grill"],
-            "persons": ["maya"],
-            "locations": [],
-            "concepts": ["harbor grill"],
-            "time_range": None,
-        },
-        "seeds": {"dense": [{"id": 7, "score": 0.7, "text": "Sam: Harbor Grill is by the marina."}]},
-        "rounds": [
-            {
-                "round": 1,
-                "planner": {
-                    "decision": "continue",
-                    "stop_reason": None,
-                    "anchors": [{"id": 7, "text": "x"}],
-                    "target": {
-                        "restatement": "Maya: allergy",
-                        "persons": ["maya"],
-                        "locations": [],
-                        "concepts": ["allergy"],
-                    },
-                    "covered": [],
-                    "missing": ["allergy"],
-                    "failure": None,
-                },
-                "support": {
-                    "activation": [
-                        {
-                            "id": 9,
-                            "channel": "activation",
-                            "score": 0.01,
-                            "path": [7, 9],
-                            "weights": [],
-                            "text": "oyster",
-                            "via_cues": ["harbor grill"],
-                        }
-                    ]
-                },
-            }
+    trace = Trace(
+        Cues("", ["harbor", "grill"], ["maya"], [], ["harbor grill"], None, None),
+        "ripple",
+        seeds={"dense": [Seed(7, 0.7, "Sam: Harbor Grill is by the marina.")]},
+        rounds=[
+            Round(
+                1,
+                Plan(
+                    "continue",
+                    None,
+                    [Anchor(7, "x")],
+                    Target("Maya: allergy", ["maya"], [], ["allergy"], None, None),
+                    [],
+                    ["allergy"],
+                ),
+                {"activation": [Support(9, "activation", 0.01, [7, 9], [], ["harbor grill"], text="oyster")]},
+            )
         ],
-        "focus": {"speaker": "alex", "others_demoted": 5.0},
-    }
+        focus=Focus("alex", 5.0),
+    )
     result = RecallResult(
         "Should Alex take Maya to Harbor Grill?",
         "ripple",
@@ -347,7 +337,7 @@ def test_graph_reaches_evidence_that_seeds_miss(dinner_store: Path) -> None:
     turns = lambda result: {t for e in result.evidence for t in e.source_turns}  # noqa: E731
     assert "D2:11" in turns(ripple) and "D2:11" not in turns(seeds)
     found = next(e for e in ripple.evidence if "D2:11" in e.source_turns)
-    assert any(p.get("channel") == "activation" for p in found.provenance)
+    assert any(getattr(p, "channel", None) == "activation" for p in found.provenance)
 
 
 @pytest.mark.slow

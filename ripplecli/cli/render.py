@@ -8,7 +8,7 @@ from rich.tree import Tree
 
 from ripplecli.answer.base import Answer
 from ripplecli.cli.common import inert
-from ripplecli.trace import Evidence, RecallResult
+from ripplecli.trace import ChannelHit, Cues, Evidence, RecallResult, Round, Seed, Support, SupportByChannel, ViewHit
 
 TEXT_WIDTH = 90
 
@@ -19,75 +19,85 @@ def clip(text: str, width: int = TEXT_WIDTH) -> str:
     return inert(line if len(line) <= width else line[: width - 1] + "…")
 
 
-def _cues(tree: Tree, cues: dict[str, Any]) -> None:
+def _cues(tree: Tree, cues: Cues) -> None:
     """Query cues section."""
     node = tree.add("[bold]query cues[/]")
-    for key in ("keywords", "persons", "locations", "concepts"):
-        values = cues.get(key) or []
+    for key, values in (
+        ("keywords", cues.keywords),
+        ("persons", cues.persons),
+        ("locations", cues.locations),
+        ("concepts", cues.concepts),
+    ):
         node.add(f"{key}: {inert(', '.join(values)) if values else '[dim]none[/]'}")
-    time_range = cues.get("time_range")
+    time_range = cues.time_range
     node.add(f"time: {' … '.join(t[:10] for t in time_range) if time_range else '[dim]none[/]'}")
-    if cues.get("failure"):
-        node.add(f"[yellow]model fallback:[/] {inert(cues['failure'])}")
+    if cues.failure:
+        node.add(f"[yellow]model fallback:[/] {inert(cues.failure)}")
 
 
-def _seeds(tree: Tree, seeds: dict[str, list[dict[str, Any]]]) -> None:
+def _seeds(tree: Tree, seeds: dict[str, list[Seed]]) -> None:
     """First-hop seeds per view."""
     node = tree.add("[bold]seeds[/] (first hop)")
     for view, rows in seeds.items():
         branch = node.add(f"{view} ({len(rows)})")
         for row in rows:
-            branch.add(f"m{row['id']}  {row['score']:.3f}  {clip(row['text'])}")
+            branch.add(f"m{row.id}  {row.score:.3f}  {clip(row.text)}")
 
 
-def _support_line(row: dict[str, Any]) -> str:
+def _support_line(s: Support) -> str:
     """anchor → hop → memory with edge weights or the cues that carried activation."""
-    path = " → ".join(f"m{m}" for m in row["path"])
+    path = " → ".join(f"m{m}" for m in s.path)
     how = ""
-    if row.get("weights"):
-        how = inert(f" [{row['channel']} {', '.join(f'{w:.2f}' for w in row['weights'])}]")
-    if row.get("via_cues"):
-        how += f" via cues: {inert(', '.join(row['via_cues'][:4]))}"
-    if row.get("query"):
-        how += f" query: “{inert(row['query'])}”"
-    return f"{path}{how}  score {row['score']:.4g}  {clip(row.get('text', ''), 70)}"
+    weights = [round(w, 3) for w in s.weights]
+    if weights:
+        how = inert(f" [{s.channel} {', '.join(f'{w:.2f}' for w in weights)}]")
+    if s.via_cues:
+        how += f" via cues: {inert(', '.join(s.via_cues[:4]))}"
+    if s.query:
+        how += f" query: “{inert(s.query)}”"
+    return f"{path}{how}  score {round(float(s.score), 5):.4g}  {clip(s.text, 70)}"
 
 
-def _rounds(tree: Tree, rounds: list[dict[str, Any]]) -> None:
+def _support(node: Tree, grouped: SupportByChannel, label: str) -> None:
+    """Support per channel, one line each."""
+    for channel, found in grouped.items():
+        branch = node.add(f"{label} · {channel} ({len(found)})")
+        for s in found:
+            branch.add(_support_line(s))
+
+
+def _rounds(tree: Tree, rounds: list[Round]) -> None:
     """Planner decision and support found, per round."""
     for record in rounds:
-        plan = record["planner"]
-        node = tree.add(f"[bold]round {record['round']}[/] · planner: {plan['decision']}")
-        if plan.get("failure"):
-            node.add(f"[yellow]model fallback:[/] {inert(plan['failure'])}")
-        anchors = node.add(f"anchors ({len(plan['anchors'])})")
-        for anchor in plan["anchors"]:
-            anchors.add(f"m{anchor['id']}  {clip(anchor['text'])}")
-        target = plan.get("target")
+        plan = record.planner
+        node = tree.add(f"[bold]round {record.round}[/] · planner: {plan.decision}")
+        if plan.failure:
+            node.add(f"[yellow]model fallback:[/] {inert(plan.failure)}")
+        anchors = node.add(f"anchors ({len(plan.anchors)})")
+        for anchor in plan.anchors:
+            anchors.add(f"m{anchor.id}  {clip(anchor.text)}")
+        target = plan.target
         if target:
-            cue_text = ", ".join([*target["persons"], *target["locations"], *target["concepts"]])
-            wants = f"  wants: a {target['wants']}" if target.get("wants") else ""
-            node.add(f"missing-support target: “{inert(target['restatement'])}”  cues: {inert(cue_text)}{wants}")
-        if plan.get("missing"):
-            node.add(f"not yet covered: {inert(', '.join(plan['missing']))}")
-        if record.get("stopped"):
-            node.add(f"stop: {inert(record['stopped'])}")
-        for channel, rows in (record.get("support") or {}).items():
-            branch = node.add(f"support · {channel} ({len(rows)})")
-            for row in rows:
-                branch.add(_support_line(row))
+            cue_text = ", ".join([*target.persons, *target.locations, *target.concepts])
+            wants = f"  wants: a {target.wants}" if target.wants else ""
+            node.add(f"missing-support target: “{inert(target.restatement)}”  cues: {inert(cue_text)}{wants}")
+        if plan.missing:
+            node.add(f"not yet covered: {inert(', '.join(plan.missing))}")
+        if record.stopped:
+            node.add(f"stop: {inert(record.stopped)}")
+        _support(node, record.support or {}, "support")
 
 
 def _tags(e: Evidence) -> str:
     """Provenance tags: which views (rank) and channels found the memory."""
-    tags = [f"{p['view']}#{p['rank']}" for p in e.provenance if "view" in p and p.get("seed")]
-    tags += [p["channel"] for p in e.provenance if "channel" in p]
+    tags = [f"{p.view}#{p.rank}" for p in e.provenance if isinstance(p, ViewHit) and p.seed]
+    tags += [p.channel for p in e.provenance if isinstance(p, ChannelHit)]
     return ", ".join(dict.fromkeys(tags)) or "fused"
 
 
 def is_weak(e: Evidence) -> bool:
     """Found by no view's first hop and no graph channel: only there to fill the list to K."""
-    return not any(p.get("seed") or "channel" in p for p in e.provenance)
+    return not any(isinstance(p, ChannelHit) or p.seed for p in e.provenance)
 
 
 def _evidence(tree: Tree, evidence: list[Evidence]) -> None:
@@ -123,21 +133,18 @@ def trace_tree(result: RecallResult) -> Tree:
     )
     if result.answer is not None:
         tree.add(answer_text(result.answer))
-    _cues(tree, trace.get("query_cues", {}))
-    if trace.get("note"):
-        tree.add(f"[yellow]{inert(trace['note'])}[/]")
-    _seeds(tree, trace.get("seeds", {}))
-    _rounds(tree, trace.get("rounds", []))
-    if trace.get("focus"):
-        focus = trace["focus"]
-        demoted = f"{focus['others_demoted']:g}"
-        tree.add(f"[bold]focus[/] · {inert(focus['speaker'])}: what others said ranks {demoted}× further down")
-    for channel, rows in (trace.get("support") or {}).items():
-        branch = tree.add(f"[bold]support[/] · {channel} ({len(rows)})")
-        for row in rows:
-            branch.add(_support_line(row))
+    _cues(tree, trace.query_cues)
+    if trace.note:
+        tree.add(f"[yellow]{inert(trace.note)}[/]")
+    _seeds(tree, trace.seeds or {})
+    _rounds(tree, trace.rounds or [])
+    if trace.focus:
+        focus = trace.focus
+        demoted = f"{focus.others_demoted:g}"
+        tree.add(f"[bold]focus[/] · {inert(focus.speaker)}: what others said ranks {demoted}× further down")
+    _support(tree, trace.support or {}, "[bold]support[/]")
     _evidence(tree, result.evidence)
-    _llm_calls(tree, trace.get("llm_calls") or [])
+    _llm_calls(tree, trace.llm_calls or [])
     return tree
 
 

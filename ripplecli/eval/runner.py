@@ -14,6 +14,7 @@ from typing import Any
 from ripplecli.errors import InputError
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
 from ripplecli.eval.metrics import bleu1, covered_turns, token_f1
+from ripplecli.trace import RecallResult
 
 K_MAX = 50  # one recall at the largest K; every smaller K and the budget are prefixes of it
 REPORT_KS = (10, 30)
@@ -212,11 +213,11 @@ def ask(plan: EvalPlan, sample: Sample, memory: Any, question: Question, mode: s
     return record
 
 
-def answer_record(result: Any, gold: str) -> dict[str, Any]:
+def answer_record(result: RecallResult, gold: str) -> dict[str, Any]:
     """An answer's scores against the gold answer (on its span), its type, time and model tokens."""
     answer = result.answer
     span = answer.scored
-    calls = [c for c in result.trace.get("llm_calls", []) if c.get("component") == "answer"]
+    calls = [c for c in result.trace.llm_calls or [] if c.get("component") == "answer"]
     return {
         "answer": span,
         "answer_text": answer.text,

@@ -5,9 +5,9 @@ Every constant here was measured on the LoCoMo dev split; see the README's recal
 
 from __future__ import annotations
 
-from ripplecli.recall.diffusion import Support
 from ripplecli.recall.views import Ranked, ViewHits, rrf
 from ripplecli.store.db import Store
+from ripplecli.trace import Support
 
 SEED_DEPTH = {"dense": 10, "lexical": 5, "cue": 5}  # the LoCoMo setting of the paper
 PROVENANCE_WEIGHT = {"dense": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}  # paper's π weights

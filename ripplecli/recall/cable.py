@@ -22,8 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from ripplecli.recall.diffusion import Support, cosine_scorer, diffuse, edges_touching
+from ripplecli.recall.context import Growth, RecallContext
+from ripplecli.recall.diffusion import cosine_scorer, diffuse, edges_touching
+from ripplecli.recall.planner import Plan
 from ripplecli.store.db import Store
+from ripplecli.trace import Support
+
+RoundStep = Callable[[RecallContext, Plan, set[int]], Growth]
 
 LINKED_MODES = {  # recall modes that read antecedent links, and the channel (variant) each reads
     "dense+cable": "antecedent",
@@ -154,14 +159,14 @@ def diffusion_support(
     ]
 
 
-def with_antecedents(base_round: Callable[..., Any], channel: str) -> Callable[..., Any]:
+def with_antecedents(base_round: RoundStep, channel: str) -> RoundStep:
     """A recall round that also diffuses along the antecedent channel (ranked after ripple's own support: assembly)."""
 
-    def one_round(recaller, cues, plan, evidence: set[int], vector, speakers):
-        step = base_round(recaller, cues, plan, evidence, vector, speakers)
-        target = recaller.encoder().encode([plan.target.restatement])[0] if plan.target else vector
+    def one_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
+        step = base_round(ctx, plan, evidence)
+        target = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.vector
         taken = evidence | {s.memory_id for s in step.support}
-        step.support += diffusion_support(recaller.store, list(plan.anchors), target, taken, channel)
+        step.support += diffusion_support(ctx.store, list(plan.anchors), target, taken, channel)
         return step
 
     return one_round

@@ -1,41 +1,15 @@
-"""Anchor-local diffusion along one channel at a time (DESIGN §3.4): ≤ h hops, target-scored, top n."""
+"""Anchor-local diffusion along one channel at a time: ≤ h hops, target-scored, top n (docs/method.md)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ripplecli.store.db import Store
+from ripplecli.trace import Support
 
 Scorer = Callable[[list[int]], dict[int, float]]
-
-
-@dataclass
-class Support:
-    """A memory found from an anchor: the path taken and how well it matches the missing-support target."""
-
-    memory_id: int
-    channel: str
-    score: float
-    path: list[int] = field(default_factory=list)  # anchor, hop, ..., memory
-    weights: list[float] = field(default_factory=list)  # edge weight per hop
-    via_cues: list[str] = field(default_factory=list)  # spreading activation: the cues that carried it
-    query: str = ""  # CABLE: the antecedent query that created the edge it came along
-
-    def provenance(self) -> dict[str, Any]:
-        """How the evidence list records this way of finding the memory."""
-        found = {"channel": self.channel, "path": self.path, "weights": self.weights, "score": round(self.score, 4)}
-        return found | ({"query": self.query} if self.query else {})
-
-    @property
-    def strength(self) -> float:
-        """Product of edge weights along the path: stronger paths win ties."""
-        product = 1.0
-        for weight in self.weights:
-            product *= weight
-        return product
 
 
 def edges_touching(store: Store, nodes: set[int], channel: str) -> list[tuple[int, int, float, str | None]]:

@@ -1,69 +1,64 @@
-"""The recall trajectory as plain data for the trace: cues, seeds, planner decisions and support found."""
+"""The read phase's objects as trace types: query cues, seeds and the planner's decision with memory texts."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
+from datetime import datetime
 
-from ripplecli.recall.diffusion import Support
+from ripplecli import trace
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Plan
 from ripplecli.recall.query import QueryCues
 from ripplecli.recall.views import Ranked
 
 
-def cues_dict(cues: QueryCues) -> dict[str, Any]:
+def _times(time_range: tuple[datetime, datetime] | None) -> list[str] | None:
+    """A time range as ISO strings."""
+    return [t.isoformat() for t in time_range] if time_range else None
+
+
+def cues_of(cues: QueryCues, failure: str | None = None) -> trace.Cues:
     """Query cues for the trace."""
-    data = asdict(cues)
-    data["time_range"] = [t.isoformat() for t in cues.time_range] if cues.time_range else None
-    return data
+    return trace.Cues(
+        cues.text,
+        list(cues.keywords),
+        list(cues.persons),
+        list(cues.locations),
+        list(cues.concepts),
+        _times(cues.time_range),
+        cues.wants,
+        failure,
+    )
 
 
-def seed_rows(index: RecallIndex, ranked: Ranked) -> list[dict[str, Any]]:
+def seeds_of(index: RecallIndex, ranked: Ranked) -> list[trace.Seed]:
     """Seed rows for the trace: id, score, restatement."""
     texts = index.texts
-    return [{"id": m, "score": round(float(s), 4), "text": texts.get(m, "")} for m, s in ranked]
+    return [trace.Seed(m, round(float(s), 4), texts.get(m, "")) for m, s in ranked]
 
 
-def plan_dict(plan: Plan, index: RecallIndex) -> dict[str, Any]:
+def plan_of(plan: Plan, index: RecallIndex) -> trace.Plan:
     """The planner's decision for the trace."""
     target = None
     if plan.target:
-        target = asdict(plan.target)
-        target["time_range"] = [t.isoformat() for t in plan.target.time_range] if plan.target.time_range else None
+        t = plan.target
+        target = trace.Target(
+            t.restatement, list(t.persons), list(t.locations), list(t.concepts), _times(t.time_range), t.wants
+        )
     texts = index.texts
-    return {
-        "decision": "continue" if plan.proceed else "stop",
-        "stop_reason": plan.stop_reason,
-        "anchors": [{"id": a, "text": texts.get(a, "")} for a in plan.anchors],
-        "target": target,
-        "covered": plan.covered,
-        "missing": plan.missing,
-        "failure": plan.failure,
-    }
+    return trace.Plan(
+        "continue" if plan.proceed else "stop",
+        plan.stop_reason,
+        [trace.Anchor(a, texts.get(a, "")) for a in plan.anchors],
+        target,
+        plan.covered,
+        plan.missing,
+        plan.failure,
+    )
 
 
-def support_dict(s: Support, text: str = "") -> dict[str, Any]:
-    """One support hit for the trace."""
-    data = {
-        "id": s.memory_id,
-        "channel": s.channel,
-        "score": round(float(s.score), 5),
-        "path": s.path,
-        "weights": [round(w, 3) for w in s.weights],
-        "text": text,
-    }
-    if s.via_cues:
-        data["via_cues"] = s.via_cues
-    if s.query:
-        data["query"] = s.query
-    return data
-
-
-def group_support(found: list[Support], index: RecallIndex) -> dict[str, list[dict[str, Any]]]:
-    """Support per channel for the trace."""
-    texts = index.texts
-    grouped: dict[str, list[dict[str, Any]]] = {}
+def by_channel(found: list[trace.Support]) -> trace.SupportByChannel:
+    """Support grouped per channel, in the order found."""
+    grouped: trace.SupportByChannel = {}
     for s in found:
-        grouped.setdefault(s.channel, []).append(support_dict(s, texts.get(s.memory_id, "")))
+        grouped.setdefault(s.channel, []).append(s)
     return grouped

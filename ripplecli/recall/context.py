@@ -1,0 +1,69 @@
+"""What one recall hands its growth strategies: `RecallContext` in, `Growth` (support + its trace part) out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ripplecli.recall.index import RecallIndex
+from ripplecli.recall.planner import Planner
+from ripplecli.recall.query import QueryCues
+from ripplecli.recall.views import Ranked
+from ripplecli.store.db import Store
+from ripplecli.trace import Round, Support, SupportByChannel
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ripplecli.runtime.base import Encoder
+
+
+@dataclass
+class RecallParams:
+    """Knobs of one recall; defaults are the measured best."""
+
+    k: int = 30
+    mode: str = "ripple"
+    rounds: int = 1
+    as_of: datetime | None = None
+
+
+@dataclass
+class RecallContext:
+    """Everything a growth strategy reads: the store and its maps, the question, its seeds, this call's planner."""
+
+    store: Store
+    index: RecallIndex
+    encoder: Callable[[], Encoder]  # loads the encoder only when a strategy needs a new vector
+    planner: Planner
+    params: RecallParams
+    cues: QueryCues
+    seeds: list[int]  # the first hop, best first
+    fused: dict[int, float]  # every view's hits fused (RRF)
+    vector: np.ndarray | None  # the question's vector, when the mode encodes it
+
+    def by_fused(self, ids: list[int]) -> list[int]:
+        """`ids` by fused score, best first."""
+        return sorted(ids, key=lambda m: -self.fused.get(m, 0.0))
+
+    def text(self, memory_id: int) -> str:
+        """A memory's restatement."""
+        return self.index.texts.get(memory_id, "")
+
+    def shown(self, found: list[Support]) -> list[Support]:
+        """The support with its restatements, as the trace shows it."""
+        for s in found:
+            s.text = self.text(s.memory_id)
+        return found
+
+
+@dataclass
+class Growth:
+    """What an associative step adds, and its part of the trace."""
+
+    support: list[Support] = field(default_factory=list)
+    centrality: Ranked = field(default_factory=list)  # an activation ranking that reorders the seeds
+    rounds: list[Round] | None = None  # planner-guided strategies: one record per round
+    shown: SupportByChannel | None = None  # support found outside planner rounds, per channel
