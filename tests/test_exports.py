@@ -273,3 +273,8 @@ def _write(folder: Path, name: str, body: str) -> Path:
     path = folder / name
     path.write_text(body, encoding="utf-8")
     return path
+
+
+def test_ios_system_lines_in_a_group_are_skipped() -> None:
+    (chat,) = read_conversations(FIXTURES / "whatsapp_ios.txt")
+    assert not any("icon" in text for text in texts(chat))  # "Sam Rivera: ‎Sam Rivera changed this group's icon"

@@ -101,3 +101,14 @@ def test_refused_exports_leave_the_store_unchanged(tmp_path, fake_settings, fake
         result = run("ingest", *args, "--store", str(store))
         assert result.exit_code == 2 and expected in one_error_line(result), (args, result.output)
     assert stored_counts(store) == before
+
+
+def test_an_export_folder_through_the_cli(tmp_path, fake_settings, fake_extractor):
+    store = tmp_path / "store"
+    with new_memory(store, fake_settings):
+        pass
+    first = run("ingest", str(FIXTURES / "slack"), "--store", str(store), "--json")
+    again = run("ingest", str(FIXTURES / "slack"), "--store", str(store), "--json")
+    assert first.exit_code == again.exit_code == 0, first.output
+    assert json.loads(first.stdout)[0]["new_sources"] == 4
+    assert (json.loads(again.stdout)[0]["new_sources"], json.loads(again.stdout)[0]["duplicates"]) == (0, 4)

@@ -57,7 +57,8 @@ def _scalar(node: Node) -> str:
 
 def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversation:
     """One chat's messages with text, a session per local day; in a personal chat the peer is the chat's id."""
-    peer = f"user{_scalar(chat.at('id'))}" if _string(chat.get("type")) == "personal_chat" else None
+    one_to_one = _string(chat.get("type")) in ("personal_chat", "bot_chat")
+    peer = f"user{_scalar(chat.at('id'))}" if one_to_one else None
     message_ids = Unique("message id")
     dated = []
     for message in chat.at("messages").items():

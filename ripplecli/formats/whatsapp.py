@@ -104,7 +104,9 @@ def _messages(text: str, source: str) -> list[_Line]:
         sender, sep, said = rest.partition(": ")
         if not sep and rest.endswith(":"):
             sender, sep, said = rest[:-1], ":", ""
-        is_person = bool(sep) and 0 < len(sender.strip()) <= 80 and '"' not in sender
+        # iOS starts a system line's text with a left-to-right mark: "[…] Trip: \u200eAlex added Sam"
+        marked = line.startswith("[") and raw.partition(": ")[2].startswith("\u200e")
+        is_person = bool(sep) and 0 < len(sender.strip()) <= 80 and '"' not in sender and not marked
         clock = (int(hour), int(minute), int(second or 0), (half or "").lower())
         found.append(_Line((int(a), int(b), int(c)), clock, sender.strip() if is_person else None, said, number))
     for line in found:
