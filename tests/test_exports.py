@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 import zipfile
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ripplecli.errors import InputError
 from ripplecli.formats import read_conversations
@@ -278,3 +281,43 @@ def _write(folder: Path, name: str, body: str) -> Path:
 def test_ios_system_lines_in_a_group_are_skipped() -> None:
     (chat,) = read_conversations(FIXTURES / "whatsapp_ios.txt")
     assert not any("icon" in text for text in texts(chat))  # "Sam Rivera: ‎Sam Rivera changed this group's icon"
+
+
+# --- property tests: any text, WhatsApp-like or not, parses or is one InputError line ---------------------------
+_PIECES = st.sampled_from(
+    [
+        "31/01/2024, 09:02 - ",
+        "[1/5/24, 9:15:02\u202fPM] ",
+        "13/13/2024, 25:61 - ",
+        "2024-02-30, 10:00 - ",
+        "Maya: ",
+        "Alex: ",
+        "\u200e",
+        "<Media omitted>",
+        "---\ndate: 2024-01-01\n---\n",
+        "# Title",
+        "\n",
+        "\n\n",
+        '"',
+        ": ",
+    ]
+)
+_TEXT = st.lists(_PIECES | st.text(max_size=12), max_size=30).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_TEXT, st.sampled_from(["chat.txt", "note.md", "WhatsApp Chat with Maya.txt"]), st.booleans())
+def test_any_text_reads_or_raises_one_line(text: str, name: str, zipped: bool) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / (name + ".zip" if zipped else name)
+        if zipped:
+            with zipfile.ZipFile(path, "w") as out:
+                out.writestr(name, text)
+        else:
+            path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        try:
+            conversations = read_conversations(path)
+        except InputError as err:
+            assert str(err).startswith(f"{path.name}: ") and "\n" not in str(err)
+        else:
+            assert all(turn.speaker and turn.text for c in conversations for turn in turns(c))
