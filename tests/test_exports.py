@@ -321,3 +321,19 @@ def test_any_text_reads_or_raises_one_line(text: str, name: str, zipped: bool) -
             assert str(err).startswith(f"{path.name}: ") and "\n" not in str(err)
         else:
             assert all(turn.speaker and turn.text for c in conversations for turn in turns(c))
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    ["telegram_full.json", "claude.json", "discord.json", "chatgpt_tree.json", "notes_trip.md", "whatsapp_ios.txt"],
+)
+def test_each_export_reads_the_same_from_a_zip(tmp_path: Path, fixture: str) -> None:
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.write(FIXTURES / fixture, f"Export 2024/{fixture}")
+        out.writestr("Export 2024/media/photo.jpg", b"\xff\xd8\xff")
+
+    def identity(conversations: list[Conversation]) -> list[tuple[str, list[str]]]:
+        return [(c.conversation_id.replace("Export 2024/", ""), [t.turn_id for t in turns(c)]) for c in conversations]
+
+    assert identity(read_conversations(archive)) == identity(read_conversations(FIXTURES / fixture))
