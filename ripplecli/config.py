@@ -42,7 +42,7 @@ def cache_home() -> Path:
 
 @dataclass
 class GraphParams:
-    """Edge thresholds and caps (DESIGN §2); recorded in the store's meta when the store is created."""
+    """Edge thresholds and caps (docs/method.md, the memory graph); recorded in the store's meta at creation."""
 
     semantic_threshold: float = 0.85
     semantic_cap: int = 6

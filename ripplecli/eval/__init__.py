@@ -1,4 +1,4 @@
-"""Measuring recall quality offline (DESIGN §6): LoCoMo evidence recall per mode, reports, comparisons."""
+"""Measuring recall quality offline (docs/evaluation.md): LoCoMo evidence recall per mode, reports, comparisons."""
 
 from __future__ import annotations
 

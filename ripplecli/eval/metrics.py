@@ -1,4 +1,4 @@
-"""Pure metric functions of DESIGN §6: evidence coverage at K and at a token budget, answer F1 and BLEU-1."""
+"""Pure metric functions (docs/evaluation.md): evidence coverage at K and at a token budget, answer F1 and BLEU-1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cue concepts of a memory (DESIGN §6): the keys that link memories through shared cue nodes.
+"""Cue concepts of a memory (docs/method.md, write phase): the keys that link memories through shared cue nodes.
 
 Keys are made with `cues.cue_key` so the query side, which has no spaCy, finds them by plain lookup;
 each key also records the cue_key of every surface and lemma form seen, for the form -> key vocabulary.

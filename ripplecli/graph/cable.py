@@ -1,4 +1,4 @@
-"""CABLE write side (DESIGN §5): antecedent links that reach what direct similarity cannot.
+"""CABLE write side (docs/method.md, CABLE): antecedent links that reach what direct similarity cannot.
 
 Per memory: antecedent queries (step 1, ripplecli.graph.antecedents); B = its 15 nearest older memories,
 H = the 15 nearest older memories of each query, candidates H \\ B (step 2); verification (step 3,

@@ -1,4 +1,4 @@
-"""Incremental edges for one new memory at a time: semantic, structural and contiguity (DESIGN §2)."""
+"""Incremental edges for one new memory at a time: semantic, structural, contiguity (docs/method.md, the graph)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Spreading activation: personalised PageRank over the memory–cue graph plus contiguity links (DESIGN §6).
+"""Spreading activation: personalised PageRank over the memory–cue graph plus contiguity links (docs/method.md).
 
 Run on the local subgraph reachable from the restart set (its cues, their memories, those memories' cues
 and contiguity neighbours), never on the whole store, so its cost does not grow with the store.

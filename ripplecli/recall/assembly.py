@@ -1,4 +1,4 @@
-"""Assembly: how seeds, the activation ranking and new support become one ranked evidence list (DESIGN §3.5).
+"""Assembly: how seeds, the activation ranking and new support become one ranked evidence list (docs/method.md).
 
 Every constant here was measured on the LoCoMo dev split; see the README's recall table.
 """

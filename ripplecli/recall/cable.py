@@ -1,4 +1,4 @@
-"""CABLE read side (DESIGN §5): antecedent links used by a host retriever and as a diffusion channel.
+"""CABLE read side (docs/method.md, CABLE): antecedent links used by a host retriever and as a diffusion channel.
 
 Host mode (`dense+cable`, `seeds+cable`): the host's top 3 results with cos(q, s) ≥ 0.3 are seeds; their
 one-hop antecedent neighbours (both directions) not yet retrieved are candidates when the link is strong

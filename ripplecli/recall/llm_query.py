@@ -1,4 +1,4 @@
-"""LLM query analysis (DESIGN §3 step 1): the local model restates the question and names its persons, places, time.
+"""LLM query analysis (docs/method.md): the local model restates the question and names its persons, places, time.
 
 The rules analyzer runs first (it is cheap): concepts always come from it (matched against the store's cue forms over
 the question and the model's restatement), an explicit time it resolved ("in May 2023", "last week") is kept, and its

@@ -1,4 +1,4 @@
-"""The recall planner Π(q, c_q, C) -> (continue, anchors, target, stop_reason) (DESIGN §3.3)."""
+"""The recall planner Π(q, c_q, C) -> (continue, anchors, target, stop_reason) (docs/method.md, read phase)."""
 
 from __future__ import annotations
 

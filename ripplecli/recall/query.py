@@ -1,4 +1,4 @@
-"""Query cues by lookup in the store's own cue vocabulary: no NLP model on the query path (DESIGN §6)."""
+"""Query cues by lookup in the store's own cue vocabulary: no NLP model on the query path (docs/method.md)."""
 
 from __future__ import annotations
 
