@@ -134,3 +134,23 @@ def test_a_short_reply_carries_the_turn_it_answers(tmp_path, fake_settings) -> N
     assert "denver" in it_is.context.locations
     assert result.answer is not None and "Denver" in (result.answer.span or "")
     assert result.to_dict()["answer"]["type"] == "where"
+
+
+def test_a_clause_that_echoes_the_question_brings_the_next_one() -> None:
+    evidence = [memory(1, "Melanie", "BTW, recently I had a setback. Last month I got hurt and had to stop pottery.")]
+    evidence[
+        0
+    ].restatement = "Melanie: BTW, recently Melanie had a setback. Last month Melanie got hurt and had to stop."
+    assert "got hurt" in (typed_answer("What setback did Melanie face?", evidence).span or "")
+
+
+def test_a_question_about_one_speaker_is_not_answered_by_the_other() -> None:
+    evidence = [memory(1, "Caroline", "I made a stained glass window for a local church."), memory(2, "Melanie", "Hi!")]
+    answer = typed_answer("What did Melanie make for a local church?", evidence)
+    assert not answer.found and answer.text.startswith(NOT_FOUND)
+    assert typed_answer("What did Caroline make for a local church?", evidence).found
+
+
+def test_a_date_without_a_year_is_written_without_one() -> None:
+    evidence = [memory(1, "Alex", "Maya's birthday is on June 14th and I want to take her out.")]
+    assert typed_answer("When is Maya's birthday?", evidence).span == "14 June"

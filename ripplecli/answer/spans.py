@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ripplecli.extract.timeparse import COUNTS, find_expression
+from ripplecli.extract.timeparse import COUNTS, MONTHS, find_expression
 
 _DURATION = re.compile(
     r"\b(?:since\s+(?:(?:19|20)\d\d|[A-Z][a-z]+(?:\s+(?:19|20)\d\d)?)"
@@ -14,6 +14,8 @@ _DURATION = re.compile(
 )
 NUMBER_WORDS = [w for w in COUNTS if " " not in w and w not in ("a", "an", "one", "few")]  # "the one who"
 _COUNT = re.compile(rf"\b(?:\d[\d,.]*|{'|'.join(NUMBER_WORDS)}|once|twice)\b", re.IGNORECASE)
+_MONTH_DAY = re.compile(rf"\b(?:{'|'.join(m for m in MONTHS if len(m) > 3)})\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _SEASONS = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
 NEGATIVE = frozenset(
     """allergic allergy reaction swelling swollen sick ill hurt pain injured injury hate hated dislike disliked
@@ -44,6 +46,8 @@ def time_span(said: str, stamp: datetime | None) -> str:
     if found is None:
         return ""
     phrase, (start, end) = found
+    if start.date() == end.date() and _MONTH_DAY.search(phrase) and not _YEAR.search(phrase):
+        return f"{start.day} {start:%B}"  # "on June 14th": the year is a guess, a birthday recurs
     return written_interval(phrase.lower(), start, end, stamp)
 
 

@@ -31,9 +31,10 @@ NAME_WEIGHT = 0.25  # a person's name is weak evidence (every memory of a speake
 RANK_WEIGHT = 0.5  # earlier evidence wins ties: + RANK_WEIGHT / rank
 SPEAKER_BONUS = 0.3  # the question is about this memory's speaker
 CONTEXT_WEIGHT = 0.5  # cues carried only by the turn a short reply answers
-ASKED_FACTOR = 0.3
-NEW_CONTENT_BONUS = 0.3
+ASKED_FACTOR = 0.3  # a question asked in the chat rarely holds its own answer
+NEW_CONTENT_BONUS = 0.3  # a clause that says something the question does not
 KEEP_FRACTION = 0.5  # a typed target (a date, a place) is taken from memories scoring at least this share of the best
+ECHO_NEW_WORDS = 3  # a clause adding fewer content words than this to the question's echoes it
 _CLAUSE = re.compile(r"(?<=[.!?;])\s+|\s+(?:—|–|-)\s+|,\s+(?=(?:but|and|so|because|though|although|which)\b)")
 _SPEAKER = re.compile(r"^([^:]{1,60}):\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -150,6 +151,8 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
     if asked.type in ("yes-no", "should"):
         return weighed(asked, evidence)
     best = ranked[0]
+    if asked.speaker and best.speaker.casefold() != asked.speaker and asked.speaker not in best.text.lower():
+        return not_found(asked, evidence)  # the question is about one speaker; only someone else said this
     pick = TYPED.get(asked.type)
     if pick is not None:
         for clause in [c for c in ranked if c.score >= KEEP_FRACTION * best.score]:
@@ -158,12 +161,25 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
                 return answered(asked, span, clause)
     if asked.type == "when" and _stamp(best.evidence):  # no stated time: the turn reports the event itself
         return answered(asked, shown_date(_stamp(best.evidence)), best)
-    return answered(asked, trim_to_answer(best.text, asked.words), best)
+    return answered(asked, clause_span(asked, best), best)
+
+
+def clause_span(asked: Question, clause: Clause) -> str:
+    """The clause without the question's words at its edges; a clause that mostly echoes the question ("Melanie
+    had a setback.") takes the next clause of the same memory with it, where the news usually is."""
+    span = trim_to_answer(clause.text, asked.words)
+    if len(set(content_tokens(clause.text)) - asked.tokens) >= ECHO_NEW_WORDS:
+        return span
+    _, body = speaker_and_body(clause.evidence)
+    pieces = [p.strip(" ,") for p in _CLAUSE.split(body) if p.strip(" ,")]
+    following = pieces.index(clause.text) + 1 if clause.text in pieces else len(pieces)
+    return f"{span} {pieces[following]}" if following < len(pieces) else span
 
 
 def _when(asked: Question, clause: Clause) -> str | None:
-    """The time the memory states, resolved against its session date; else the date it was said."""
-    return time_span(_said(clause.evidence), _stamp(clause.evidence)) or None
+    """The time the clause states (else the rest of the turn), resolved against the session date."""
+    stamp = _stamp(clause.evidence)
+    return time_span(clause.text, stamp) or time_span(_said(clause.evidence), stamp) or None
 
 
 def _where(asked: Question, clause: Clause) -> str | None:
