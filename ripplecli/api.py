@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ripplecli.answer import ANSWER_MODES
-from ripplecli.answer.base import NO_MODEL, Answer, ModelProvider
+from ripplecli.answer.base import NO_MODEL, Answer, AnswerStream, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
 from ripplecli.manage import OwnYourData, settings_of
@@ -227,10 +227,12 @@ class Memory(OwnYourData):
         answer: str = "none",
         planner: str = "rules",
         analyzer: str = "rules",
+        stream: AnswerStream | None = None,
     ):
         """Associative recall: evidence, the trace of how it was found, and optionally an answer.
 
-        `planner` and `analyzer` ("rules" or "llm") choose independently where the local model is used."""
+        `planner` and `analyzer` ("rules" or "llm") choose independently where the local model is used; a model's
+        answer is handed to `stream` piece by piece as it is written."""
         from ripplecli.answer import answer_for
         from ripplecli.recall.pipeline import Recaller, RecallParams
         from ripplecli.registry import PLANNERS, QUERY_ANALYZERS
@@ -246,7 +248,7 @@ class Memory(OwnYourData):
         when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
         params = RecallParams(k=k, mode=mode, rounds=rounds, as_of=when)
         result = self._recaller.recall(question, params, chosen_analyzer, chosen_planner)
-        result.answer = answer_for(answer, question, result.evidence, self._model_provider(answer), log)
+        result.answer = answer_for(answer, question, result.evidence, self._model_provider(answer), log, stream)
         if log.calls:
             result.trace.llm_calls = log.to_list()
         return result

@@ -83,7 +83,15 @@ def test_a_planner_call(real_llm):
 
 
 def test_an_answer_cites_only_evidence(real_llm):
+    """The plain answer streams through llama.cpp piece by piece; citations are limited to what was shown."""
+    from ripplecli.answer import AnswerStream
+
     evidence = [Evidence(1, "Alice went to Paris with Maya.", 0.0, 1, ["D1:1"])]
-    answer = llm_answer(real_llm, "Where did Alice go?", evidence, CallLog())
+    pieces: list[str] = []
+    log = CallLog()
+    stream = AnswerStream(lambda model, tokens: pieces.append(f"<{model} {tokens}>"), pieces.append)
+    answer = llm_answer(real_llm, "Where did Alice go?", evidence, log, stream)
     assert answer.method in ("llm", "typed")
     assert set(answer.citations) <= {1}
+    assert pieces[0].startswith("<SmolLM2") and len(pieces) >= 2  # the status, then the text as it came
+    assert log.calls[-1].component == "answer" and log.calls[-1].tokens_in > 0

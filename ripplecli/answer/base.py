@@ -43,3 +43,12 @@ class ModelProvider:
 
 
 NO_MODEL = ModelProvider(False, lambda: None)
+
+
+@dataclass
+class AnswerStream:
+    """Where a model's answer goes while it is written: `started(model, prompt tokens)`, then each piece."""
+
+    started: Callable[[str, int], None]
+    token: Callable[[str], None]
+    finished: Callable[[], None] = lambda: None

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ripplecli.cli.choices import choice
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, user_errors
+from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, printable, user_errors
 from ripplecli.cli.models import ModelOption
 from ripplecli.cli.render import answer_text, evidence_line, trace_tree
 
@@ -49,6 +49,7 @@ def ask(
             answer="none" if no_answer else answer,
             planner=planner,
             analyzer=analyzer,
+            stream=None if as_json else terminal_stream(),
         )
     if as_json:
         print_json(result.to_dict())
@@ -64,3 +65,20 @@ def ask(
             console.print(f"[dim]… {len(result.evidence) - BRIEF_EVIDENCE} more (--json or the trace shows all)[/]")
     if not result.evidence:
         console.print("no evidence found for this question", style="yellow")
+
+
+def terminal_stream():
+    """A model's answer on the terminal as it is written, under a status line (stderr, so stdout stays clean)."""
+    from rich.console import Console
+
+    from ripplecli.answer import AnswerStream
+
+    screen = Console(stderr=True)
+
+    def started(model: str, tokens: int) -> None:
+        screen.print(f"[dim]answering with {printable(model)} · {tokens} prompt tokens[/]")
+
+    def token(piece: str) -> None:
+        screen.print(printable(piece), end="", markup=False, highlight=False)
+
+    return AnswerStream(started, token, lambda: screen.print())

@@ -281,6 +281,25 @@ class LlamaCppLLM:
         """Free text."""
         return self._complete(messages, None).strip()
 
+    @property
+    def name(self) -> str:
+        """The model as a status line names it: its file name without the extension."""
+        return self.path.stem
+
+    def stream_text(self, messages: Messages) -> Iterator[str]:
+        """Free text piece by piece as llama.cpp writes it (the caller may stop early)."""
+        chunks = self._llama.create_chat_completion(
+            messages=messages,
+            temperature=self.options.temperature,
+            seed=self.options.seed,
+            max_tokens=self.max_tokens,
+            stream=True,
+        )
+        for chunk in chunks:
+            piece = chunk["choices"][0].get("delta", {}).get("content")
+            if piece:
+                yield piece
+
     def _complete(self, messages: Messages, grammar: Any) -> str:
         """One chat completion at the configured temperature and seed; hitting max_tokens is an error."""
         import llama_cpp
