@@ -121,8 +121,12 @@ class Memory(OwnYourData):
         progress: Progress | None = None,
         links: str | None = None,
         conversations: Sequence[Conversation] | None = None,
+        owner: str | None = None,
     ) -> IngestReport:
-        """Ingest a chat file (or its already parsed `conversations`); a bad file raises InputError, writes nothing."""
+        """Ingest a chat file (or its already parsed `conversations`); a bad file raises InputError, writes nothing.
+
+        `owner`: the name the owner's turns are stored under (default: `me` in the config, else the export's own
+        name for them, e.g. "User"); the report says which name was used."""
         path = Path(path)
         if conversations is None:
             conversations = read_chat(path, fmt)
@@ -134,6 +138,7 @@ class Memory(OwnYourData):
             extractor=extractor,
             progress=progress,
             links=links,
+            owner=owner,
         )
 
     def ingest_conversations(
@@ -145,14 +150,16 @@ class Memory(OwnYourData):
         extractor: str | None = None,
         progress: Progress | None = None,
         links: str | None = None,
+        owner: str | None = None,
     ) -> IngestReport:
         """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE."""
         chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
         linker = self._linker(links)
+        owner = owner_name(conversations, owner)
         self._record_settings()
         from ripplecli.ingest import Ingestor
 
-        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker)
+        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner)
         return ingestor.ingest(conversations, label, content_hash)
 
     def _linker(self, links: str | None, **params: Any):
@@ -205,7 +212,7 @@ class Memory(OwnYourData):
             turn_id = next_turn_id(name, taken)
             taken.add(turn_id)
             sessions.setdefault(name, Session(name, stamp, [])).turns.append(
-                Turn(turn_id, clean_text(new.speaker), clean_text(new.text))
+                Turn(turn_id, clean_text(new.speaker), clean_text(new.text), said_at=stamp)
             )
         return Conversation(conversation.strip(), list(sessions.values()))
 
@@ -266,6 +273,20 @@ class Memory(OwnYourData):
         self.encoder.encode(["warm up"])
         if self.store.count("memories"):
             self.recall("warm up", k=1)
+
+
+def owner_name(conversations: Sequence[Conversation], given: str | None) -> str | None:
+    """The owner's name for conversations that mark owner turns: given, else `me` from the config, else None."""
+    from ripplecli.owner import owner_speaker
+
+    if owner_speaker(conversations) is None:
+        return None
+    if given and given.strip():
+        return " ".join(given.split())
+    from ripplecli.models import load_config
+
+    configured = load_config().get("me")
+    return configured if isinstance(configured, str) and configured.strip() else None
 
 
 # --- remember: turns told to an assistant ----------------------------------------------------------
@@ -337,6 +358,9 @@ def compact_result(result: RecallResult) -> dict[str, Any]:
                     {"turn_id": s.turn_id, "session_id": s.session_id, "speaker": s.speaker, "date": s.timestamp}
                     for s in e.sources
                 ],
+                "conversation": {"id": e.conversation_id, "title": e.title},
+                "said_at": e.said_at,
+                "refers_to": e.refers_to,
                 "provenance": [p.to_dict() for p in e.provenance],
             }
             for e in result.evidence

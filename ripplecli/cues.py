@@ -24,12 +24,26 @@ STOPWORDS = frozenset(
     """.split()
 )
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+# Chinese, Japanese and Korean script: written without spaces between words (Korean with spaces between phrases).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_LETTERS = "a-z0-9\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f\u0370-\u03ff\u0400-\u04ff"  # Latin, Greek, Cyrillic
+_TOKEN = re.compile(rf"[{_CJK}]+|[{_LETTERS}]+(?:['’][a-z]+)?")
+_IS_CJK = re.compile(rf"[{_CJK}]")
+TOKENIZER_VERSION = 2  # bump when tokens change: saved BM25 indexes of another version are rebuilt
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens; apostrophes kept inside words so stopwords like "don't" match."""
-    return [t.replace("’", "'") for t in _TOKEN.findall(text.lower())]
+    """Lower-cased word tokens; apostrophes kept inside words so stopwords like "don't" match.
+
+    A run of CJK characters becomes its overlapping character pairs (a single character stays itself): no
+    segmenter is needed and a question shares pairs with a memory that says the same words."""
+    tokens: list[str] = []
+    for token in _TOKEN.findall(text.lower()):
+        if _IS_CJK.match(token):
+            tokens += [token[i : i + 2] for i in range(len(token) - 1)] or [token]
+        else:
+            tokens.append(token.replace("’", "'"))
+    return tokens
 
 
 def naive_lemma(token: str) -> str:
@@ -47,7 +61,7 @@ def naive_lemma(token: str) -> str:
 
 def content_tokens(text: str) -> list[str]:
     """Naive-lemmatised tokens with stopwords and one-letter tokens removed."""
-    return [naive_lemma(t) for t in tokenize(text) if t not in STOPWORDS and len(t) > 1]
+    return [naive_lemma(t) for t in tokenize(text) if t not in STOPWORDS and (len(t) > 1 or _IS_CJK.match(t))]
 
 
 def cue_key(text: str) -> str:

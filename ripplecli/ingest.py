@@ -16,6 +16,7 @@ from ripplecli.cues import canonical_name
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, MemoryDraft, Session, Turn
+from ripplecli.owner import OWNER, owner_speaker, with_owner
 from ripplecli.store.browse import CUE_TABLES
 from ripplecli.store.db import Store
 
@@ -36,6 +37,7 @@ class IngestReport:
     failures: int = 0
     seconds: float = 0.0
     run_id: int = 0
+    owner: str | None = None  # the name the owner's turns were stored under, when the file marks any
 
 
 @dataclass
@@ -51,12 +53,14 @@ class PendingTurn:
 def turn_hash(conversation_id: str, session: Session, turn: Turn) -> str:
     """Identity of a raw turn: re-ingesting the same turn is recognised and skipped. A turn with its own time
     (an export's message) is who said what under its id; its session's start is left out, because a newer export
-    of the same day may start earlier or later."""
+    of the same day may start earlier or later. An owner's turn is identified by its role, not the name it is
+    stored under, so renaming `me` between two exports does not make the same message new."""
+    speaker = "\x00owner" if turn.role == OWNER else turn.speaker
     if turn.said_at is not None:
-        payload = "\x1f".join(["said", conversation_id, session.session_id, turn.turn_id, turn.speaker, turn.text])
+        payload = "\x1f".join(["said", conversation_id, session.session_id, turn.turn_id, speaker, turn.text])
     else:
         stamp = session.timestamp.isoformat() if session.timestamp else ""
-        payload = "\x1f".join([conversation_id, session.session_id, turn.turn_id, turn.speaker, turn.text, stamp])
+        payload = "\x1f".join([conversation_id, session.session_id, turn.turn_id, speaker, turn.text, stamp])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -72,13 +76,26 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
+def said_at(pending: PendingTurn) -> datetime | None:
+    """When a turn was said: the message's own time, else its session's (all that older formats record)."""
+    return pending.turn.said_at or pending.session.timestamp
+
+
 class Ingestor:
     """Runs the write phase against one open store."""
 
     def __init__(
-        self, store: Store, settings: Settings, encoder, extractor, progress: Progress | None = None, linker=None
+        self,
+        store: Store,
+        settings: Settings,
+        encoder,
+        extractor,
+        progress: Progress | None = None,
+        linker=None,
+        owner: str | None = None,
     ):
         self.store = store
+        self.owner = owner  # the name the owner's turns are stored under (None: the name the export gives them)
         self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed
         self.settings = settings
         self.encoder = encoder
@@ -92,6 +109,9 @@ class Ingestor:
         started = time.perf_counter()
         report = IngestReport(file=label, conversations=len(conversations))
         report.skipped = sum(conv.skipped for conv in conversations)
+        if owner_speaker(conversations) is not None:
+            report.owner = self.owner or owner_speaker(conversations)
+            conversations = [with_owner(c, report.owner) for c in conversations]
         plans = [(conv, self._pending(conv, Path(label).name)) for conv in conversations]
         total = sum(len(p) for _, p in plans)
         report.duplicates = sum(c.turn_count for c, _ in plans) - total if plans else 0
@@ -151,7 +171,7 @@ class Ingestor:
             graph = self.graph.build(cues, vectors, index, own)
             failures = self._take_failures()
             with self.store.transaction():
-                self._record_conversation(conv.conversation_id, speakers)
+                self._record_conversation(conv, speakers)
                 self._write(conv, pending, ids, drafts, vectors, cues, graph.edges, report.run_id)
                 self._write_failures(failures, report)
         except BaseException:
@@ -185,11 +205,12 @@ class Ingestor:
         ).fetchone()
         return list(dict.fromkeys([*(row[0] if row else []), *conv.speakers]))
 
-    def _record_conversation(self, conversation_id: str, speakers: list[str]) -> None:
-        """The conversation row, its speaker list extended with speakers first seen in this batch."""
+    def _record_conversation(self, conv: Conversation, speakers: list[str]) -> None:
+        """The conversation row: its speaker list extended with speakers first seen in this batch, its newest title."""
         self.store.con.execute(
-            "INSERT INTO conversations VALUES (?, ?) ON CONFLICT DO UPDATE SET speakers = excluded.speakers",
-            [conversation_id, speakers],
+            "INSERT INTO conversations (conversation_id, speakers, title) VALUES (?, ?, ?) ON CONFLICT DO UPDATE "
+            "SET speakers = excluded.speakers, title = coalesce(excluded.title, conversations.title)",
+            [conv.conversation_id, speakers, conv.title],
         )
 
     def _extract(self, conv: Conversation, pending: list[PendingTurn], speakers: list[str]) -> list[MemoryDraft]:
@@ -254,9 +275,12 @@ class Ingestor:
                 "session_ts": [p.session.timestamp for p in pending],
                 "content_hash": [p.content_hash for p in pending],
                 "run_id": [run_id] * len(pending),
+                "said_at": [said_at(p) for p in pending],
+                "role": [p.turn.role for p in pending],
             },
         )
         session_ts = {p.session.session_id: p.session.timestamp for p in pending}
+        positions = {p.turn.turn_id: p for p in pending}
         now = datetime.now().replace(microsecond=0)
         store.insert(
             "memories",
@@ -275,6 +299,7 @@ class Ingestor:
                 "extractor": [d.extractor for d in drafts],
                 "created": [now] * len(ids),
                 "run_id": [run_id] * len(ids),
+                "said_at": [said_at(positions[d.source_turns[0]]) for d in drafts],
             },
         )
         pairs = [(mid, source_ids[t]) for mid, d in zip(ids, drafts, strict=True) for t in d.source_turns]

@@ -43,8 +43,19 @@ def _paths(text: str) -> list[str]:
     return [_path(part) for part in text.split(os.pathsep) if part.strip()]
 
 
+def _name(text: str) -> str:
+    """A person's name as it should appear in memories: one line, spaces collapsed, not empty."""
+    name = " ".join(text.split())
+    if not name:
+        raise ValueError("the name is empty")
+    if len(name) > 80:
+        raise ValueError("the name is longer than 80 characters")
+    return name
+
+
 # key -> parser of the command-line text; the value is stored parsed
 CONFIG_KEYS: dict[str, Callable[[str], Any]] = {
+    "me": _name,  # the store owner's name: their turns are stored under it, "I" in a question means them
     "model.path": _path,
     "model.dirs": _paths,
     "model.n_ctx": int,

@@ -22,13 +22,14 @@ def _rows(items: list[Any]) -> list[Row]:
 
 @dataclass
 class SourceRef:
-    """A raw turn a memory came from, with the date of its session."""
+    """A raw turn a memory came from, with the date of its session and when the message itself was sent."""
 
     turn_id: str
     session_id: str
     speaker: str
     text: str
-    timestamp: str | None
+    timestamp: str | None  # the session's date-time
+    said_at: str | None = None  # the message's own time (the session's when the export has none)
 
     def to_dict(self) -> Row:
         """The `sources` entry."""
@@ -38,6 +39,7 @@ class SourceRef:
             "speaker": self.speaker,
             "text": self.text,
             "timestamp": self.timestamp,
+            "said_at": self.said_at,
         }
 
 
@@ -160,6 +162,8 @@ class Cues:
     time_range: list[str] | None
     wants: str | None
     failure: str | None = None  # the LLM analyzer's dropped names or its fallback to the rules
+    owner: str | None = None  # the store's owner, when the question says I/me/my
+    focus: str | None = None  # the speaker the question's words point to ("What did I ask…": the owner)
 
     def to_dict(self) -> Row:
         """The `query_cues` object."""
@@ -172,7 +176,10 @@ class Cues:
             "time_range": self.time_range,
             "wants": self.wants,
         }
-        return data | ({"failure": self.failure} if self.failure else {})
+        for key in ("failure", "owner", "focus"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        return data
 
 
 @dataclass
@@ -328,6 +335,10 @@ class Evidence:
     persons: list[str] = field(default_factory=list)  # as the store keeps them: case-folded
     locations: list[str] = field(default_factory=list)
     context: ReplyContext | None = None  # set when the memory is a short reply to another speaker's turn
+    conversation_id: str = ""
+    title: str | None = None  # the conversation's title, when its export has one
+    said_at: str | None = None  # when the memory was said
+    refers_to: dict[str, str] | None = None  # {"start", "end"}: the time its text names; None when it names none
 
     def to_dict(self) -> Row:
         """One `evidence` entry."""
@@ -343,6 +354,10 @@ class Evidence:
             "persons": self.persons,
             "locations": self.locations,
             "context": self.context.to_dict() if self.context else None,
+            "conversation_id": self.conversation_id,
+            "title": self.title,
+            "said_at": self.said_at,
+            "refers_to": self.refers_to,
         }
 
 

@@ -307,7 +307,7 @@ def test_trace_renders_every_section_at_a_fixed_width() -> None:
         "via cues: harbor grill",
         "alex: what others said ranks 5× further down",
         "evidence (2)",
-        "D1:3 2026-04-23",
+        "D1:3 · said 2026-04-23 19:00",
         "answer (extractive)",
     ):
         assert needle in text, needle

@@ -8,7 +8,7 @@ from ripplecli.answer.base import Answer
 from ripplecli.cues import content_tokens
 from ripplecli.trace import Evidence
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")  # Chinese and Japanese end sentences without a space
 MAX_SENTENCES = 3
 LOOK_AT = 8
 

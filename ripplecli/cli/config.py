@@ -9,14 +9,17 @@ import typer
 from ripplecli.cli.common import JsonOption, console, print_json, printable, user_errors
 
 config_app = typer.Typer(
-    help="Settings in the config file ($RIPPLE_CONFIG or the user config dir).", no_args_is_help=True
+    help="Settings in the config file ($RIPPLE_CONFIG or the user config dir): your name (me) and the local model.",
+    no_args_is_help=True,
 )
 
 
 @config_app.command("set", context_settings={"ignore_unknown_options": True})  # values like -1
 @user_errors
 def config_set(
-    key: Annotated[str, typer.Argument(help="e.g. model.path, model.n_ctx, model.n_gpu_layers, model.dirs")],
+    key: Annotated[
+        str, typer.Argument(help="e.g. me (your name), model.path, model.n_ctx, model.n_gpu_layers, model.dirs")
+    ],
     value: Annotated[str, typer.Argument(help="The new value.")],
 ) -> None:
     """Set one key (checked before the file is written)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +16,7 @@ from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
     console,
+    err_console,
     inert,
     open_memory,
     print_json,
@@ -52,6 +54,40 @@ def _summary(reports: list) -> Table:
     return table
 
 
+def stdin_is_terminal() -> bool:
+    """Whether a person can answer a question (not a pipe, a script or CI)."""
+    return sys.stdin.isatty()
+
+
+def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> str | None:
+    """The owner's name for files that mark the owner's turns: --me, `me` in the config, asked once, or the default.
+
+    Asked only on a terminal, and saved as `me`; otherwise the export's own name for the owner is used and one
+    line says how to change it."""
+    from ripplecli.api import owner_name
+    from ripplecli.models import set_config
+    from ripplecli.owner import owner_speaker
+
+    conversations = [c for _, chats in parsed for c in chats]
+    default = owner_speaker(conversations)
+    if default is None:
+        return None
+    name = owner_name(conversations, given)
+    if name is not None:
+        return name
+    if stdin_is_terminal():
+        answer = typer.prompt("These chats have your own messages. Your name (saved as `me`)", default=default)
+        set_config("me", answer)
+        return " ".join(answer.split())
+    err_console.print(
+        f"ripple: your own messages are stored as '{default}'; to use your name, run "
+        "`ripple config set me NAME` before ingesting",
+        markup=False,
+        soft_wrap=True,
+    )
+    return default
+
+
 @user_errors
 def ingest(
     files: Annotated[
@@ -71,12 +107,18 @@ def ingest(
     links: Annotated[
         str, choice("ingest", "--links", "Antecedent links too (cable: rules, cable-llm: the local model).")
     ] = "none",
+    me: Annotated[
+        str | None, typer.Option("--me", help="Your name for your own messages (default: `ripple config get me`).")
+    ] = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Read chat histories into memories, cues and the memory graph. Re-ingesting a file is a no-op, and a newer
     export of the same chats adds only the messages that are new. A .zip or an export folder is read as it comes;
     the README's "Chat formats" section says how to get each export.
+
+    Exports that mark your own messages (ChatGPT's `user`, a WhatsApp account owner) store them under your name:
+    `--me`, else `me` in the config, else asked once on a terminal.
 
     A file may hold at most 50,000 turns (split a larger export, e.g. by conversation).
     """
@@ -91,6 +133,7 @@ def ingest(
         from ripplecli.models import load_llm
 
         load_llm(model)  # an unusable model is one line before the store is touched
+    owner = owner_for(parsed, me)
     reports = []
     with open_memory(store) as memory, progress_bar(TextColumn("{task.fields[rate]}")) as bar:
         memory.model = model
@@ -103,7 +146,9 @@ def ingest(
                 bar.update(task, completed=done, total=total or None, rate=f"{rate:,.0f} turns/s")
 
             reports.append(
-                memory.ingest(path, conversations=conversations, extractor=extractor, progress=advance, links=links)
+                memory.ingest(
+                    path, conversations=conversations, extractor=extractor, progress=advance, links=links, owner=owner
+                )
             )
     if as_json:
         print_json([r.__dict__ for r in reports])

@@ -35,7 +35,7 @@ def forget(
     conversation: Annotated[str | None, typer.Option(help="Every memory of this conversation.")] = None,
     session: Annotated[str | None, typer.Option(help="Every memory of this session id.")] = None,
     person: Annotated[str | None, typer.Option(help="Every memory mentioning this person.")] = None,
-    before: Annotated[str | None, typer.Option(help="Every memory of sessions before this date (YYYY-MM-DD).")] = None,
+    before: Annotated[str | None, typer.Option(help="Every memory said before this date (YYYY-MM-DD).")] = None,
     keep_sources: Annotated[bool, typer.Option("--keep-sources", help="Keep the raw turns.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     store: StoreOption = None,

@@ -26,12 +26,12 @@ WIDE = 110  # terminal columns from which the memory tables also show persons
 
 
 def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Table:
-    """Memories as rows: id, where they came from, when, who, (how a search found them) and the restatement."""
+    """Memories as rows: id, where they came from, when said, who, (how a search found them) and the restatement."""
     persons = console.width >= WIDE  # at 80 columns the restatement needs the room more
     table = rows_table(title)
     table.add_column("id", no_wrap=True)
-    table.add_column("where", overflow="fold", max_width=16)  # conversation/session
-    table.add_column("date", no_wrap=True)
+    table.add_column("where", overflow="fold", max_width=24)  # conversation (its title when known)/session
+    table.add_column("said", no_wrap=True)
     if persons:
         table.add_column("persons", overflow="fold", max_width=16)
     if found_by:
@@ -40,8 +40,8 @@ def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Ta
     for row in rows:
         cells = [
             f"m{row['memory_id']}",
-            f"{row['conversation_id']}/{row['session_id']}",
-            (row["session_ts"] or "-")[:10],
+            f"{conversation_label(row)}/{row['session_id']}",
+            (row["said_at"] or "-")[:16].replace("T", " "),
         ]
         if persons:
             cells.append(", ".join(row["persons"]))
@@ -49,6 +49,15 @@ def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Ta
             cells.append(_view_ranks(row))
         table.add_row(*map(inert, cells), clip(row["restatement"], TEXT_WIDTH))
     return table
+
+
+def conversation_label(row: dict[str, Any], width: int = 30) -> str:
+    """A conversation as people know it: its title (when the export has one) before its id."""
+    title = " ".join((row.get("title") or "").split())
+    if not title:
+        return row["conversation_id"]
+    short = title if len(title) <= width else title[: width - 1] + "…"
+    return f"{short} ({row['conversation_id']})"
 
 
 def _view_ranks(row: dict[str, Any]) -> str:
@@ -62,13 +71,13 @@ def list_command(
     person: Annotated[str | None, typer.Option(help="Only memories mentioning this person.")] = None,
     session: Annotated[str | None, typer.Option(help="Only this session id.")] = None,
     conversation: Annotated[str | None, typer.Option(help="Only this conversation id.")] = None,
-    since: Annotated[str | None, typer.Option(help="Sessions on or after this date (YYYY-MM-DD).")] = None,
-    until: Annotated[str | None, typer.Option(help="Sessions on or before this date (YYYY-MM-DD).")] = None,
+    since: Annotated[str | None, typer.Option(help="Said on or after this date (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option(help="Said on or before this date (YYYY-MM-DD).")] = None,
     limit: Annotated[int | None, typer.Option(help="At most this many memories.")] = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List memories, oldest first, filtered by person, session, conversation or session date."""
+    """List memories, oldest first, filtered by person, session, conversation or the date they were said."""
     from ripplecli.store.browse import parse_date
 
     start, end = parse_date(since, "--since"), parse_date(until, "--until", end_of_day=True)
@@ -117,12 +126,13 @@ def show(
 
 def _print_memory(record: dict[str, Any]) -> None:
     """The memory as a few labelled blocks; every stored string is shown as text, never as markup."""
-    where = f"{record['conversation_id']} / {record['session_id']}"
+    where = f"{conversation_label(record, 60)} / {record['session_id']}"
     console.print(f"[bold]m{record['memory_id']}[/bold]  {inert(where)}")
     console.print(printable(record["restatement"]), markup=False)
-    when = record["time_start"] and f"{record['time_start']} … {record['time_end']}"
-    line = f"time: {when or '-'}   session: {record['session_ts'] or '-'}   extractor: {record['extractor']}"
-    console.print(printable(line), markup=False)
+    console.print(f"said: {record['said_at'] or 'unknown'}", markup=False)
+    refers = record["refers_to"]
+    about = f"{refers['start']} … {refers['end']}" if refers else "- (the text names no time)"
+    console.print(printable(f"refers to: {about}   extractor: {record['extractor']}"), markup=False)
     for key, values in record["cues"].items():
         console.print(printable(f"{key}: {', '.join(values) or '-'}"), markup=False)
     sources = Table(title="source turns")

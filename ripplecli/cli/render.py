@@ -29,6 +29,8 @@ def _cues(tree: Tree, cues: Cues) -> None:
         ("concepts", cues.concepts),
     ):
         node.add(f"{key}: {inert(', '.join(values)) if values else '[dim]none[/]'}")
+    if cues.owner:
+        node.add(f"you: I/me/my are {inert(cues.owner)}, the store's owner")
     time_range = cues.time_range
     node.add(f"time: {' … '.join(t[:10] for t in time_range) if time_range else '[dim]none[/]'}")
     if cues.failure:
@@ -107,18 +109,34 @@ def _evidence(tree: Tree, evidence: list[Evidence]) -> None:
     if not evidence:
         node.add("[dim]no memory matches this question[/]")
     for e in evidence:
-        turns = ", ".join(f"{s.turn_id}{' ' + s.timestamp[:10] if s.timestamp else ''}" for s in e.sources)
+        title = f"{clip(e.title, 40)} · " if e.title else ""
         mark = " [yellow]weak[/]" if is_weak(e) else ""
-        how = f"[dim]{inert(_tags(e))} · {inert(turns)}[/]"
-        line = node.add(f"{e.rank:>2}. m{e.memory_id}{mark}  {how}  {clip(e.restatement, 80)}")
+        turns = title + inert(", ".join(e.source_turns))
+        when = inert(when_text(said_of(e), e.refers_to))
+        details = " · ".join(part for part in (inert(_tags(e)), turns, when) if part)
+        line = node.add(f"{e.rank:>2}. m{e.memory_id}{mark}  [dim]{details}[/]  {clip(e.restatement, 80)}")
         if e.context is not None:
             line.add(f"[dim]replying to {inert(e.context.speaker)}:[/] {clip(e.context.text, 80)}")
 
 
+def said_of(e: Evidence) -> str | None:
+    """When the memory was said: its own time, else its first source's message or session time."""
+    return e.said_at or next((s.said_at or s.timestamp for s in e.sources if s.said_at or s.timestamp), None)
+
+
+def when_text(said_at: str | None, refers_to: dict[str, str] | None) -> str:
+    """ "said 2023-05-08 13:56", then "about 2023-05-07" only when the text itself names a time."""
+    parts = [f"said {said_at[:16].replace('T', ' ')}"] if said_at else []
+    if refers_to:
+        start, end = refers_to["start"][:10], refers_to["end"][:10]
+        parts.append(f"about {start if start == end else f'{start} … {end}'}")
+    return ", ".join(parts)
+
+
 def evidence_line(e: Evidence) -> str:
-    """One evidence line for `--no-trace`: rank, id, first turn and date, the restatement on one line."""
+    """One evidence line for `--no-trace`: rank, id, first turn and when it was said, the restatement on one line."""
     first = e.sources[0] if e.sources else None
-    where = f"{first.turn_id} {first.timestamp[:10] if first.timestamp else ''}".strip() if first else ""
+    where = " · ".join(part for part in (first.turn_id if first else "", when_text(said_of(e), e.refers_to)) if part)
     reply = f" [dim](to {inert(e.context.speaker)}: {clip(e.context.text, 40)})[/]" if e.context else ""
     mark = " [yellow]weak[/]" if is_weak(e) else ""
     return f"{e.rank:>2}. m{e.memory_id}{mark} [dim]{inert(where)}[/]  {clip(e.restatement, 80)}{reply}"

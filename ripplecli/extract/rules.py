@@ -20,7 +20,14 @@ _PLACE_WORDS = """restaurant grill cafe café bar pub diner bistro bakery park m
     gym studio center centre club beach lake garden"""
 PLACE_WORDS = frozenset(_PLACE_WORDS.split())
 _CHAT_WORDS = "bye hey hi yo nah yeah yep yup wanna gonna congrats lol omg haha aww yay wow thanks"
-NOT_NAMES = STOPWORDS | TIME_WORDS | frozenset(f"{_CHAT_WORDS} mon tues wed thurs fri sat sun".split())
+# The English NER model reads other languages' capitalised months, weekdays and nouns as names.
+_FOREIGN_TIME = """januar jänner februar märz mai juni juli oktober dezember montag dienstag mittwoch donnerstag
+    freitag samstag sonntag janvier février mars avril juin juillet août septembre octobre novembre décembre lundi
+    mardi mercredi jeudi vendredi samedi dimanche enero febrero marzo abril mayo junio julio agosto septiembre
+    octubre noviembre diciembre lunes martes miércoles jueves viernes sábado domingo"""
+NOT_NAMES = STOPWORDS | TIME_WORDS | frozenset(f"{_CHAT_WORDS} mon tues wed thurs fri sat sun {_FOREIGN_TIME}".split())
+# A word after one of these articles is a noun ("die Wohnung", "le Marché"), not a person's name.
+FOREIGN_ARTICLES = frozenset("der die das den dem des ein eine einen einem einer le la les une el los las".split())
 _POSSESSIVE = re.compile(r"['’]s?$")
 _ARTICLE = re.compile(r"^the\s+", re.IGNORECASE)
 
@@ -101,11 +108,16 @@ def speaker_nickname(name: str, speakers: Iterable[str]) -> str:
 
 def persons_in(doc: Any, speaker: str, addressed: str | None, window: Window) -> list[str]:
     """Canonical participants: speaker, party addressed, named people and known persons in the text."""
-    named = [clean_name(ent.text) for ent in doc.ents if ent.label_ == "PERSON"]
+    named = [clean_name(ent.text) for ent in doc.ents if ent.label_ == "PERSON" and not _after_article(ent)]
     found = [speaker, addressed or ""]
     found += [speaker_nickname(name, window.speakers) for name in named if looks_like_person(name)]
     found += [name for name in [*window.known_persons, *window.speakers] if mentions(doc.text, name)]
     return unique(canonical_name(name) for name in found)
+
+
+def _after_article(ent: Any) -> bool:
+    """A German, French or Spanish article right before the entity: a capitalised noun, not a name."""
+    return ent.start > 0 and ent.doc[ent.start - 1].lower_ in FOREIGN_ARTICLES
 
 
 def _is_venue(ent: Any) -> bool:

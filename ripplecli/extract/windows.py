@@ -9,9 +9,10 @@ from ripplecli.model import Conversation, Window, WindowTurn
 
 
 def placed_turns(conversation: Conversation) -> list[WindowTurn]:
-    """Every turn in conversation order, carrying its session id and timestamp."""
+    """Every turn in conversation order, carrying its session id and when it was said (its own time, else its
+    session's): "yesterday" in a message sent at 00:10 refers to the day before that message."""
     return [
-        WindowTurn(turn=turn, session_id=session.session_id, timestamp=session.timestamp)
+        WindowTurn(turn=turn, session_id=session.session_id, timestamp=turn.said_at or session.timestamp)
         for session in conversation.sessions
         for turn in session.turns
     ]

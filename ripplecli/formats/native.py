@@ -4,6 +4,7 @@ A file holds one conversation object or a list of them::
 
     {
       "conversation_id": "dinner-plans",          # optional; default: the file stem (numbered in a list)
+      "title": "Dinner plans",                    # optional; shown beside the id
       "sessions": [
         {
           "id": "s1",                             # optional; default: "1", "2", ... by position
@@ -11,7 +12,9 @@ A file holds one conversation object or a list of them::
           "turns": [
             {"speaker": "Alex", "text": "Have you been to Harbor Grill?",
              "id": "D1:1",                        # optional; default: "D<session>:<turn>", 1-based
-             "image_caption": "a photo of ..."}   # optional; appended to the text as " [image: ...]"
+             "image_caption": "a photo of ...",   # optional; appended to the text as " [image: ...]"
+             "said_at": "2023-04-23T19:31:05",    # optional; when this message was sent (ISO 8601)
+             "role": "owner"}                     # optional; "owner" (you), "assistant" (an AI) or omitted
           ]
         }
       ]
@@ -19,7 +22,8 @@ A file holds one conversation object or a list of them::
 
 Timestamps with a time zone are converted to UTC and stored without one; date-only values mean midnight.
 Speakers and texts must be non-empty strings (a turn whose text is empty is allowed only when it carries an
-image caption), and turn ids must be unique within a conversation. Unknown keys are ignored.
+image caption), and turn ids must be unique within a conversation. Unknown keys are ignored. A turn whose role
+is "owner" is stored under the store owner's name (`ripple config set me NAME`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from datetime import UTC, datetime
 
 from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote, records, with_caption
 from ripplecli.model import Conversation, Session, Turn
+
+ROLES = ("owner", "assistant")
 
 
 def parse_native(data: object, source: str) -> list[Conversation]:
@@ -47,7 +53,8 @@ def _conversation(document: Node, conversation_id: str) -> Conversation:
         session = _session(node, number, turn_ids)
         session_ids.claim(session.session_id, node.keys)
         sessions.append(session)
-    return Conversation(conversation_id, sessions)
+    title = document.get("title")
+    return Conversation(conversation_id, sessions, title.text() if title else None)
 
 
 def _session(node: Node, number: int, turn_ids: Unique) -> Session:
@@ -70,7 +77,24 @@ def _turn(node: Node, fallback_id: str, turn_ids: Unique) -> Turn:
     caption = caption_node.string() if caption_node else ""
     text_node = node.at("text")
     text = with_caption(text_node.string() if caption else text_node.text(), caption)
-    return Turn(turn_id, node.at("speaker").text(), text)
+    said = node.get("said_at")
+    return Turn(
+        turn_id,
+        node.at("speaker").text(),
+        text,
+        said_at=parse_iso(said) if said else None,
+        role=_role(node.get("role")),
+    )
+
+
+def _role(node: Node | None) -> str:
+    """Who wrote a turn, when the file says: the store's owner or an AI assistant."""
+    if node is None:
+        return ""
+    role = node.string()
+    if role not in ROLES:
+        raise node.fail(f"must be one of {', '.join(ROLES)} (got {quote(role)})")
+    return role
 
 
 def parse_iso(node: Node) -> datetime:

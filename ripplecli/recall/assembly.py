@@ -62,8 +62,10 @@ def merge_support(base: list[int], growth: list[Support]) -> list[int]:
     return head + sorted(tail, key=lambda m: (-tail[m], m))
 
 
-def focus_speaker(persons: list[str], speakers: set[str]) -> str | None:
-    """The chat speaker the question is about, when it names exactly one."""
+def focus_speaker(persons: list[str], speakers: set[str], focus: str | None = None) -> str | None:
+    """The chat speaker the question is about: the one it names, or the one its words point to (`focus`: "I")."""
+    if focus is not None:
+        return focus
     named = [p for p in persons if p in speakers]
     return named[0] if len(named) == 1 else None
 

@@ -27,6 +27,7 @@ class RecallIndex:
     grounded_times: list[tuple[int, datetime, datetime]] = field(default_factory=list)
     speakers: set[str] = field(default_factory=set)
     speaker_of: dict[int, str] = field(default_factory=dict)
+    owner: str | None = None  # the name the store owner's turns are stored under (most of them, if it changed)
 
     @property
     def count(self) -> int:
@@ -62,6 +63,10 @@ class RecallIndex:
             "JOIN sources s USING (source_id) GROUP BY p.memory_id"
         )
         index.speaker_of = {mid: canonical_name(name) for mid, name in con.execute(first_speaker).fetchall()}
+        owner = con.execute(
+            "SELECT speaker FROM sources WHERE role = 'owner' GROUP BY speaker ORDER BY count(*) DESC, speaker LIMIT 1"
+        ).fetchone()
+        index.owner = owner[0] if owner else None
         return index
 
     def cue_frequency(self, cue: str) -> int:

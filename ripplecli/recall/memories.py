@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
 
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Candidate
@@ -40,12 +42,12 @@ def sources(store: Store, ids: list[int]) -> dict[int, list[SourceRef]]:
     if not ids:
         return found
     rows = store.con.execute(
-        "SELECT p.memory_id, s.turn_id, s.session_id, s.speaker, s.text, s.session_ts FROM provenance p "
+        "SELECT p.memory_id, s.turn_id, s.session_id, s.speaker, s.text, s.session_ts, s.said_at FROM provenance p "
         "JOIN sources s USING (source_id) WHERE p.memory_id IN (SELECT unnest($1)) ORDER BY s.position",
         [ids],
     ).fetchall()
-    for mid, turn_id, session_id, speaker, text, stamp in rows:
-        found[mid].append(SourceRef(turn_id, session_id, speaker, text, stamp.isoformat() if stamp else None))
+    for mid, turn_id, session_id, speaker, text, stamp, said in rows:
+        found[mid].append(SourceRef(turn_id, session_id, speaker, text, _iso(stamp), _iso(said)))
     return found
 
 
@@ -80,3 +82,34 @@ def reply_contexts(store: Store, ids: list[int], places: list[str]) -> dict[int,
         else:
             found.pop(mid, None)
     return found
+
+
+@dataclass(frozen=True)
+class When:
+    """Where a memory sits and its two times: when it was said, and what time its text refers to (if any)."""
+
+    conversation_id: str
+    title: str | None
+    said_at: str | None
+    refers_to: dict[str, str] | None
+
+
+def whens(store: Store, ids: list[int]) -> dict[int, When]:
+    """Conversation, title, said-at and refers-to times of each memory (refers-to only when its text says when)."""
+    if not ids:
+        return {}
+    rows = store.con.execute(
+        "SELECT m.memory_id, m.conversation_id, c.title, m.said_at, m.time_start, m.time_end, m.time_grounded "
+        "FROM memories m LEFT JOIN conversations c USING (conversation_id) "
+        "WHERE m.memory_id IN (SELECT unnest($1))",
+        [ids],
+    ).fetchall()
+    return {
+        mid: When(conv, title, _iso(said), {"start": _iso(start), "end": _iso(end)} if grounded and start else None)
+        for mid, conv, title, said, start, end, grounded in rows
+    }
+
+
+def _iso(stamp: datetime | None) -> str | None:
+    """A stored time as ISO 8601."""
+    return stamp.isoformat() if stamp else None

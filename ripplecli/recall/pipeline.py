@@ -28,7 +28,7 @@ from ripplecli.recall.diffusion import cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
 from ripplecli.recall.planner import Plan, Planner, RulesPlanner
-from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer
+from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer, with_owner
 from ripplecli.recall.tracing import by_channel, cues_of, plan_of, seeds_of
 from ripplecli.recall.views import ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
@@ -74,7 +74,7 @@ class Recaller:
         analyzer = analyzer or RulesQueryAnalyzer()
         mode = MODES[params.mode]
         index = self.index(refresh=True)
-        cues = analyzer.analyze(question, index, params.as_of or datetime.now())
+        cues = with_owner(analyzer.analyze(question, index, params.as_of or datetime.now()), question, index)
         trace = Trace(cues_of(cues, getattr(analyzer, "last_failure", None)), params.mode)
         if index.count == 0:
             trace.note = "the store holds no memories"
@@ -126,6 +126,8 @@ class Recaller:
         texts = index.texts
         refs = memories.sources(self.store, ids)
         contexts = memories.reply_contexts(self.store, ids, list(index.location_holders))
+        whens = memories.whens(self.store, ids)
+        unknown = memories.When("", None, None, None)
         found_by: dict[int, list[Provenance]] = {}
         for view in views:
             for rank, (mid, score) in enumerate(view.ranked, start=1):
@@ -146,6 +148,10 @@ class Recaller:
                 persons=sorted(index.persons_of.get(mid, ())),
                 locations=sorted(index.locations_of.get(mid, ())),
                 context=contexts.get(mid),
+                conversation_id=whens.get(mid, unknown).conversation_id,
+                title=whens.get(mid, unknown).title,
+                said_at=whens.get(mid, unknown).said_at,
+                refers_to=whens.get(mid, unknown).refers_to,
             )
             for rank, mid in enumerate(ids, start=1)
         ]
@@ -153,7 +159,7 @@ class Recaller:
 
 def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | None]:
     """A question about one speaker of the chat wants what that speaker said."""
-    speaker = focus_speaker(ctx.cues.persons, ctx.index.speakers)
+    speaker = focus_speaker(ctx.cues.persons, ctx.index.speakers, ctx.cues.focus)
     if speaker is None:
         return ranked, None
     return speaker_first(ranked, ctx.index.speaker_of, speaker), Focus(speaker, FOCUS_DEMOTION)
@@ -206,7 +212,7 @@ def _with_wanted_kind(ctx: RecallContext, growth: Growth) -> Growth:
     if wants is None or holds is None:  # no kind asked for, or one this store cannot tell (an analyzer's own kinds)
         return growth
     index = ctx.index
-    speaker = focus_speaker(ctx.cues.persons, index.speakers)
+    speaker = focus_speaker(ctx.cues.persons, index.speakers, ctx.cues.focus)
     taken = set(ctx.seeds) | {s.memory_id for s in growth.support}
     found = [
         Support(m, wants, score, [m])

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from ripplecli.cues import STOPWORDS, canonical_name, content_tokens, match_cues, tokenize
+from ripplecli.owner import as_owner, first_person_at
 from ripplecli.recall.index import RecallIndex
 from ripplecli.registry import QUERY_ANALYZERS  # noqa: F401  (its registry, kept importable from here)
 
@@ -46,6 +47,8 @@ class QueryCues:
     concepts: list[str] = field(default_factory=list)
     time_range: tuple[datetime, datetime] | None = None
     wants: str | None = None  # the kind of memory that answers it ("place"), from ANSWER_KINDS
+    owner: str | None = None  # the store owner, when the question says I/me/my (and `text` then names them)
+    focus: str | None = None  # the speaker whose own words answer it, when the question says so ("what did I…")
 
 
 class QueryAnalyzer(Protocol):
@@ -115,6 +118,29 @@ def _time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | N
     if year:
         return _interval("year", datetime(int(year.group(1)), 1, 1))
     return None
+
+
+def with_owner(cues: QueryCues, question: str, index: RecallIndex) -> QueryCues:
+    """ "What did I ask…": I/me/my are the store's owner, a person of the question, and the speaker it is about.
+
+    The owner is the focus unless the question names another speaker first ("What did Claude tell me…")."""
+    if index.owner is None:
+        return cues
+    at = first_person_at(question)
+    if at is None:
+        return cues
+    owner = canonical_name(index.owner)
+    cues.owner = index.owner
+    cues.text = as_owner(cues.text, index.owner)
+    cues.persons = sorted({*cues.persons, owner})
+    lowered = question.casefold()
+    named = {p: lowered.find(p) for p in cues.persons if p in index.speakers and p != owner}
+    before = [p for p, position in named.items() if 0 <= position < at]
+    if not before:
+        cues.focus = owner
+    elif len(before) == 1:
+        cues.focus = before[0]
+    return cues
 
 
 class RulesQueryAnalyzer:

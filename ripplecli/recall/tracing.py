@@ -27,6 +27,8 @@ def cues_of(cues: QueryCues, failure: str | None = None) -> trace.Cues:
         _times(cues.time_range),
         cues.wants,
         failure,
+        cues.owner,
+        cues.focus,
     )
 
 

@@ -26,7 +26,10 @@ MEMORY_COLUMNS = (
     "extractor",
     "created",
     "run_id",
+    "said_at",
 )
+# What a memory shows: when it was said, and the time its text refers to only when the text says when (the
+# session-day interval stored for other memories feeds the graph, not the reader).
 CUE_TABLES: dict[str, tuple[str, str]] = {
     "persons": ("memory_persons", "person"),
     "locations": ("memory_locations", "location"),
@@ -68,9 +71,9 @@ class MemoryFilter:
                 canonical_name(self.person) if self.person else None,
                 "memory_id IN (SELECT memory_id FROM memory_persons WHERE person = ?)",
             ),
-            (self.since, "session_ts >= ?"),
-            (self.until, "session_ts <= ?"),
-            (self.before, "session_ts < ?"),
+            (self.since, "said_at >= ?"),
+            (self.until, "said_at <= ?"),
+            (self.before, "said_at < ?"),
         ]
         for value, clause in conditions:
             if value is not None:
@@ -110,7 +113,11 @@ def selected_ids(store: Store, selection: MemoryFilter) -> list[int]:
 def list_memories(store: Store, selection: MemoryFilter, limit: int | None = None) -> list[dict[str, Any]]:
     """Memories matching the filter, oldest id first, as plain dicts."""
     where, params = selection.where()
-    sql = f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE {where} ORDER BY memory_id"
+    columns = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
+    sql = (
+        f"SELECT {columns}, c.title FROM memories m LEFT JOIN conversations c USING (conversation_id) "
+        f"WHERE m.memory_id IN (SELECT memory_id FROM memories WHERE {where}) ORDER BY m.memory_id"
+    )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return [_memory_dict(row) for row in store.con.execute(sql, params).fetchall()]
@@ -157,11 +164,11 @@ def show_memory(store: Store, memory_id: int) -> dict[str, Any]:
 def memory_sources(store: Store, memory_id: int) -> list[dict[str, Any]]:
     """The raw turns a memory was made from."""
     rows = store.con.execute(
-        "SELECT s.source_id, s.conversation_id, s.session_id, s.turn_id, s.speaker, s.text, s.session_ts "
-        "FROM provenance p JOIN sources s USING (source_id) WHERE p.memory_id = ? ORDER BY s.source_id",
+        "SELECT s.source_id, s.conversation_id, s.session_id, s.turn_id, s.speaker, s.role, s.text, s.session_ts, "
+        "s.said_at FROM provenance p JOIN sources s USING (source_id) WHERE p.memory_id = ? ORDER BY s.source_id",
         [memory_id],
     ).fetchall()
-    keys = ("source_id", "conversation_id", "session_id", "turn_id", "speaker", "text", "timestamp")
+    keys = ("source_id", "conversation_id", "session_id", "turn_id", "speaker", "role", "text", "timestamp", "said_at")
     return [_plain(dict(zip(keys, row, strict=True))) for row in rows]
 
 
@@ -180,8 +187,13 @@ def memory_edges(store: Store, memory_id: int) -> dict[str, list[dict[str, Any]]
 
 
 def _memory_dict(row: tuple) -> dict[str, Any]:
-    """A memories row as a JSON-ready dict."""
-    return _plain(dict(zip(MEMORY_COLUMNS, row, strict=True)))
+    """A memories row (and its conversation's title) as a JSON-ready dict: `said_at` apart from `refers_to`."""
+    record = dict(zip([*MEMORY_COLUMNS, "title"], row, strict=True))
+    start, end = record.pop("time_start"), record.pop("time_end")
+    grounded = record.pop("time_grounded")
+    refers = grounded and start is not None
+    record["refers_to"] = _plain({"start": start, "end": end}) if refers else None
+    return _plain(record)
 
 
 def _plain(record: dict[str, Any]) -> dict[str, Any]:

@@ -104,6 +104,10 @@ class Store:
             _private_folder(path)
             _create_database(db_path)
         con = _connect(db_path, read_only)
+        if read_only and schema.read_version(con) < schema.LATEST_VERSION:
+            con.close()  # an older store is migrated once by a short writable open, then read as asked
+            cls.open(path, create=False, read_only=False).close()
+            con = _connect(db_path, read_only)
         store = cls(path, con, read_only)
         store._check_schema()
         if not read_only:  # we hold the lock: temp files of an interrupted save are nobody's, and may hold old text
@@ -127,6 +131,7 @@ class Store:
                 raise StoreError(f"store {self.path}: schema {version} needs a migration; open it for writing")
             schema.migrate(self.con)
             os.chmod(self.path / DB_FILE, 0o600)
+            self._heal_derived_indexes()  # a migration may change what the indexes are built from
 
     def schema_version(self) -> int:
         """The schema version without creating anything (works on read-only stores)."""
@@ -142,8 +147,11 @@ class Store:
 
     def _heal_derived_indexes(self) -> None:
         """Rebuild an index a killed writer committed past but never saved (when fresh: two small JSON reads)."""
+        from ripplecli.cues import TOKENIZER_VERSION
+
         lexical = read_json_object(self.path / LEXICAL_DIR / "ripple.json") or {}
-        if lexical.get("version") != self.version("memories") and self.count("memories"):
+        built = (lexical.get("version"), lexical.get("tokenizer", 1))
+        if built != (self.version("memories"), TOKENIZER_VERSION) and self.count("memories"):
             self.refresh_lexical_index()
         vectors = read_json_object(self.path / (VECTOR_FILE + ".meta.json")) or {}
         count = self.count("vectors")

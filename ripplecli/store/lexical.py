@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ripplecli.cues import content_tokens
+from ripplecli.cues import TOKENIZER_VERSION, content_tokens
 
 META_FILE = "ripple.json"
 IDS_FILE = "ids.npy"
@@ -117,7 +117,8 @@ class Bm25Index:
         np.save(staging / IDS_FILE, self.ids)
         if self._retriever is not None:
             self._retriever.save(str(staging / MODEL_FOLDER), show_progress=False)
-        (staging / META_FILE).write_text(json.dumps({"version": version, "count": self.count}))
+        meta = {"version": version, "count": self.count, "tokenizer": TOKENIZER_VERSION}
+        (staging / META_FILE).write_text(json.dumps(meta))
 
     @classmethod
     def load(cls, folder: Path) -> tuple[Bm25Index | None, int | None]:
@@ -131,6 +132,8 @@ class Bm25Index:
         except (OSError, ValueError, KeyError):
             return None, None
         if len(ids) != meta["count"] or (scores is not None and scores.num_docs != len(ids)):
+            return None, None
+        if meta.get("tokenizer", 1) != TOKENIZER_VERSION:  # built with other tokens: a query would miss
             return None, None
         return cls(ids, scores=scores), int(meta["version"])
 

@@ -21,7 +21,7 @@ Encode = Callable[[list[str]], np.ndarray]
 
 # kind -> (table, columns, ORDER BY); memories and vectors are assembled separately.
 TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "conversation": ("conversations", ("conversation_id", "speakers"), "conversation_id"),
+    "conversation": ("conversations", ("conversation_id", "speakers", "title"), "conversation_id"),
     "run": (
         "ingest_runs",
         (
@@ -52,6 +52,8 @@ TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
             "session_ts",
             "content_hash",
             "run_id",
+            "said_at",
+            "role",
         ),
         "source_id",
     ),
@@ -64,7 +66,8 @@ TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "edge": ("edges", ("src", "dst", "channel", "weight", "info"), "src, dst, channel, weight, info"),
     "failure": ("failures", ("run_id", "stage", "location", "error", "raw_output"), "ALL"),
 }
-TIMESTAMPS = {"started", "session_ts", "time_start", "time_end", "created"}
+TIMESTAMPS = {"started", "session_ts", "time_start", "time_end", "created", "said_at"}
+SAID_AT_SINCE = 3  # exports of older schemas have no said-at times, titles or roles: filled as a migration does
 
 
 def _line(record: dict[str, Any]) -> str:
@@ -168,10 +171,12 @@ def _check_header(record: dict[str, Any], label: str) -> dict[str, Any]:
     """The first line must be this format's meta record, of a schema this ripple knows."""
     if record.get("kind") != "meta" or record.get("format") != FORMAT:
         raise InputError(f"{label}: not a ripple export (first line is not its meta record)")
-    if record.get("format_version") != FORMAT_VERSION or record.get("schema_version") != schema.LATEST_VERSION:
+    version = record.get("schema_version")
+    known = isinstance(version, int) and 1 <= version <= schema.LATEST_VERSION
+    if record.get("format_version") != FORMAT_VERSION or not known:
         raise InputError(
             f"{label}: export format {record.get('format_version')} / schema {record.get('schema_version')} "
-            f"is not what this ripple reads ({FORMAT_VERSION} / {schema.LATEST_VERSION})"
+            f"is not what this ripple reads ({FORMAT_VERSION} / schema up to {schema.LATEST_VERSION})"
         )
     return record
 
@@ -203,6 +208,9 @@ def import_records(store: Store, header: dict[str, Any], records: dict[str, list
         links = [(m["memory_id"], s) for m in memories for s in m.get("sources", [])]
         store.insert("provenance", {"memory_id": [p[0] for p in links], "source_id": [p[1] for p in links]})
         store.insert("vectors", {"memory_id": [m["memory_id"] for m in memories], "vector": vectors})
+        if header["schema_version"] < SAID_AT_SINCE:
+            store.con.execute("UPDATE sources SET said_at = session_ts, role = ''")
+            store.con.execute("UPDATE memories SET said_at = session_ts")
 
 
 def _vectors(records: dict[str, list[dict]], encode: Encode) -> list[list[float]]:

@@ -95,6 +95,18 @@ CREATE TABLE cable_done (
 """
 
 
+# Conversation titles; when each turn and memory was said, apart from the time its text refers to; turn roles.
+# Old rows get the session's date as when they were said (all older stores knew) and no role.
+SAID_AND_TITLES = """
+ALTER TABLE conversations ADD COLUMN title VARCHAR;
+ALTER TABLE sources ADD COLUMN said_at TIMESTAMP;
+ALTER TABLE sources ADD COLUMN role VARCHAR DEFAULT '';
+ALTER TABLE memories ADD COLUMN said_at TIMESTAMP;
+UPDATE sources SET said_at = session_ts, role = '';
+UPDATE memories SET said_at = session_ts;
+"""
+
+
 def _sql(script: str) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """A migration step that runs a SQL script."""
     return lambda con: con.execute(script)
@@ -103,6 +115,7 @@ def _sql(script: str) -> Callable[[duckdb.DuckDBPyConnection], None]:
 MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
     (1, "initial schema: sources, memories, cues, vectors, edges, runs", _sql(SCHEMA_V1)),
     (2, "cable_done: memories CABLE has processed, so linking resumes", _sql(CABLE_DONE)),
+    (3, "conversation titles, said-at times of turns and memories, turn roles", _sql(SAID_AND_TITLES)),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

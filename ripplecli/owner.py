@@ -1,0 +1,52 @@
+"""The store's owner: whose export it is. Their turns carry their name, and "I" in a question means them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ripplecli.model import Conversation, Session
+
+OWNER = "owner"
+ASSISTANT = "assistant"
+# "I", "me", "my"... as a question uses them; "ME" (the state) and "i.e." are not the owner.
+_FIRST_PERSON = re.compile(r"(?<![\w'’])(?:I|i|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)(?![\w'’]|[.\-]\w)")
+
+
+def owner_speaker(conversations: Sequence[Conversation]) -> str | None:
+    """The name the export gives the owner's turns ("User", the account name), or None when it marks none."""
+    for conversation in conversations:
+        for session in conversation.sessions:
+            for turn in session.turns:
+                if turn.role == OWNER:
+                    return turn.speaker
+    return None
+
+
+def with_owner(conversation: Conversation, name: str | None) -> Conversation:
+    """The conversation with the owner's turns spoken by `name` (unchanged without a name or owner turns)."""
+    if not name or not any(t.role == OWNER for s in conversation.sessions for t in s.turns):
+        return conversation
+    sessions = [
+        Session(
+            s.session_id,
+            s.timestamp,
+            [replace(t, speaker=name) if t.role == OWNER else t for t in s.turns],
+        )
+        for s in conversation.sessions
+    ]
+    return Conversation(conversation.conversation_id, sessions, conversation.title)
+
+
+def first_person_at(question: str) -> int | None:
+    """Where the question first speaks of its asker ("What did I ask…"), or None when it never does."""
+    match = _FIRST_PERSON.search(question)
+    return match.start() if match else None
+
+
+def as_owner(question: str, owner: str) -> str:
+    """The question with I/me/my written as the owner's name, as the memories' restatements are."""
+    from ripplecli.extract.resolve import resolve_references
+
+    return resolve_references(question, owner, None)
