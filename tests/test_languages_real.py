@@ -41,11 +41,14 @@ def test_cjk_text_is_tokenised_in_character_pairs():
 def test_a_chinese_question_finds_the_chinese_memory(real_store):
     with Memory(real_store, read_only=True) as memory:
         result = memory.recall("我的猫叫什么名字？", k=5, answer="extractive")
+        typed = memory.recall("我的猫叫什么名字？", k=5, answer="auto").answer
     (cat,) = [e for e in result.evidence if "小白" in e.restatement]
     assert result.trace.seeds["lexical"][0].id == cat.memory_id  # shared character pairs: 我的, 的猫, 猫叫
     assert cat.rank <= 3 and cat.title == "家里的事"
-    assert result.answer and result.answer["citations"] == [cat.memory_id]  # before: "no evidence sentence matches"
-    assert "小白" in result.answer["text"]
+    answer = result.answer
+    assert answer is not None and answer.citations == [cat.memory_id]  # before: "no evidence sentence matches"
+    assert "小白" in answer.text
+    assert typed is not None and typed.found and typed.citations == [cat.memory_id]
 
 
 def test_i_in_a_question_is_the_owner_through_the_real_parts(real_store):

@@ -59,11 +59,11 @@ def stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
 
 
-def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> str | None:
-    """The owner's name for files that mark the owner's turns: --me, `me` in the config, asked once, or the default.
+def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str | None, str | None]:
+    """The owner's name for files that mark the owner's turns (--me, `me` in the config, asked once, or the
+    export's own), and the hint to print after the ingest when the export's own name was used.
 
-    Asked only on a terminal, and saved as `me`; otherwise the export's own name for the owner is used and one
-    line says how to change it."""
+    Asked only on a terminal, and saved as `me`."""
     from ripplecli.api import owner_name
     from ripplecli.models import set_config
     from ripplecli.owner import owner_speaker
@@ -71,21 +71,19 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> str | None:
     conversations = [c for _, chats in parsed for c in chats]
     default = owner_speaker(conversations)
     if default is None:
-        return None
+        return None, None
     name = owner_name(conversations, given)
     if name is not None:
-        return name
+        return name, None
     if stdin_is_terminal():
         answer = typer.prompt("These chats have your own messages. Your name (saved as `me`)", default=default)
         set_config("me", answer)
-        return " ".join(answer.split())
-    err_console.print(
+        return " ".join(answer.split()), None
+    hint = (
         f"ripple: your own messages are stored as '{default}'; to use your name, run "
-        "`ripple config set me NAME` before ingesting",
-        markup=False,
-        soft_wrap=True,
+        "`ripple config set me NAME` before ingesting"
     )
-    return default
+    return default, hint
 
 
 @user_errors
@@ -133,7 +131,7 @@ def ingest(
         from ripplecli.models import load_llm
 
         load_llm(model)  # an unusable model is one line before the store is touched
-    owner = owner_for(parsed, me)
+    owner, hint = owner_for(parsed, me)
     reports = []
     with open_memory(store) as memory, progress_bar(TextColumn("{task.fields[rate]}")) as bar:
         memory.model = model
@@ -154,3 +152,5 @@ def ingest(
         print_json([r.__dict__ for r in reports])
     else:
         console.print(_summary(reports))
+    if hint:
+        err_console.print(hint, markup=False, soft_wrap=True)
