@@ -121,6 +121,22 @@ def test_forget_asks_first_and_no_leaves_everything(store):
     assert agreed.exit_code == 0 and "forgot: 1 memories" in agreed.stdout
 
 
+def test_a_surviving_cue_keeps_only_the_forms_its_holders_said(store):
+    """A cue outlives a forgotten memory when others hold it, but the words only the forgotten one used go."""
+    mid = secret_id(store)
+    with Memory(store) as memory:
+        con = memory.store.con
+        kept = con.execute("SELECT memory_id FROM memories WHERE restatement LIKE '%cabin%'").fetchone()[0]
+        con.execute("INSERT INTO memory_cues VALUES (?, 'network'), (?, 'network')", [kept, mid])
+        forms = [("network", "network"), ("networkingly", "network"), ("cabin", "network")]
+        con.executemany("INSERT INTO cue_forms VALUES (?, ?)", forms)
+    assert run("forget", f"m{mid}", "--yes", "--store", str(store)).exit_code == 0
+    with Memory(store, read_only=True) as memory:
+        rows = memory.store.con.execute("SELECT form FROM cue_forms WHERE cue = 'network' ORDER BY form").fetchall()
+    assert [r[0] for r in rows] == ["cabin", "network"]
+    assert files_holding(store, "networkingly") == []
+
+
 def test_forget_a_conversation_removes_it_everywhere(store):
     result = run("forget", "--conversation", "ana-ben", "--yes", "--store", str(store))
     assert result.exit_code == 0, result.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ripplecli.cues import content_tokens
 from ripplecli.store.browse import CUE_TABLES, MemoryFilter, selected_ids
 from ripplecli.store.db import Store
 
@@ -93,6 +94,8 @@ def finish_owed_rewrite(store: Store) -> str | None:
 def _delete(store: Store, plan: ForgetPlan) -> None:
     """Rows owned by the memories, then their sources and whatever only they referenced."""
     ids = plan.memory_ids
+    held = store.con.execute(f"SELECT DISTINCT cue FROM memory_cues WHERE {OWNED['memory_cues']}", [ids])
+    cues = [r[0] for r in held.fetchall()]
     for table, condition in OWNED.items():
         store.con.execute(f"DELETE FROM {table} WHERE {condition}", [ids] * condition.count("?"))
     if plan.source_ids:
@@ -101,10 +104,36 @@ def _delete(store: Store, plan: ForgetPlan) -> None:
         store.con.execute(f"DELETE FROM provenance WHERE source_id IN {IDS}", [plan.source_ids])
         store.con.execute(f"DELETE FROM sources WHERE source_id IN {IDS}", [plan.source_ids])
     store.con.execute("DELETE FROM cue_forms WHERE cue NOT IN (SELECT DISTINCT cue FROM memory_cues)")
+    _delete_unsaid_forms(store, cues)
     store.con.execute(
         "DELETE FROM conversations WHERE conversation_id NOT IN (SELECT conversation_id FROM sources) "
         "AND conversation_id NOT IN (SELECT conversation_id FROM memories)"
     )
+
+
+def _delete_unsaid_forms(store: Store, cues: list[str]) -> None:
+    """Surface forms of surviving cues that only forgotten memories said ("networking" for the cue "network"):
+    a form stays when the text of a memory still holding its cue has all of its words."""
+    if not cues:
+        return
+    wanted = "(SELECT unnest(?::VARCHAR[]))"
+    forms = store.con.execute(f"SELECT form, cue FROM cue_forms WHERE cue IN {wanted} AND form <> cue", [cues])
+    candidates = forms.fetchall()
+    if not candidates:
+        return
+    said: dict[str, list[set[str]]] = {}
+    holders = store.con.execute(
+        "SELECT mc.cue, any_value(m.restatement) || ' ' || coalesce(string_agg(s.text, ' '), '') "
+        "FROM memory_cues mc JOIN memories m USING (memory_id) LEFT JOIN provenance p USING (memory_id) "
+        f"LEFT JOIN sources s USING (source_id) WHERE mc.cue IN {wanted} GROUP BY mc.cue, mc.memory_id",
+        [cues],
+    )
+    for cue, text in holders.fetchall():
+        said.setdefault(cue, []).append(set(content_tokens(text)))
+    unsaid = [(form, cue) for form, cue in candidates if not any(set(form.split()) <= t for t in said.get(cue, []))]
+    if unsaid:
+        pairs = [f"{form}\x1f{cue}" for form, cue in unsaid]
+        store.con.execute("DELETE FROM cue_forms WHERE form || '\x1f' || cue IN (SELECT unnest(?::VARCHAR[]))", [pairs])
 
 
 def _orphaned_sources(store: Store, selection: MemoryFilter, memory_ids: list[int]) -> list[int]:
