@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from datetime import datetime
 
@@ -122,3 +124,15 @@ def test_relative_times_at_the_calendar_edge_keep_every_turn_ungrounded(name: st
     day = conversation.sessions[0].timestamp.date()
     assert [d.source_turns for d in drafts] == [[t.turn_id] for t in conversation.sessions[0].turns]
     assert all(not d.time_grounded and d.time_start.date() == day for d in drafts)
+
+
+def test_spacy_loads_without_importing_torch() -> None:
+    """torch costs seconds to import and is only for the one-time ONNX export; it must stay importable after."""
+    code = (
+        "import sys; from ripplecli.extract.nlp import load_nlp; nlp = load_nlp(); "
+        "assert 'torch' not in sys.modules, 'torch imported'; "
+        "assert [t.lemma_ for t in nlp('Ana went hiking')] == ['Ana', 'go', 'hike']; "
+        "import torch; print('ok', torch.__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok torch", done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Collection, Sequence
 from functools import cache
 from typing import Any
@@ -18,15 +19,28 @@ UNUSED_COMPONENTS = ("senter",)
 @cache
 def load_nlp(model: str = SPACY_MODEL) -> Any:
     """The installed spaCy pipeline; a missing model is a clear error, never a download."""
-    try:
-        import spacy
-    except ImportError as exc:
-        raise ModelError("spaCy is not installed; install ripplecli with its dependencies") from exc
+    spacy = _import_spacy()
     try:
         return spacy.load(model, exclude=list(UNUSED_COMPONENTS))
     except OSError as exc:
         package = model.replace("_", "-")
         raise ModelError(f"spaCy model '{model}' is not installed (pip install {package})") from exc
+
+
+def _import_spacy() -> Any:
+    """spaCy without torch: thinc imports torch whenever it is installed (~2.5 s) for layers this CPU pipeline
+    never uses. torch stays importable afterwards (the one-time ONNX export of the encoder needs it)."""
+    blocked = "torch" not in sys.modules
+    if blocked:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError meanwhile
+    try:
+        import spacy
+    except ImportError as exc:
+        raise ModelError("spaCy is not installed; install ripplecli with its dependencies") from exc
+    finally:
+        if blocked and "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
+    return spacy
 
 
 def parse(texts: Sequence[str], familiar_names: Sequence[Collection[str]]) -> list[Any]:
