@@ -11,8 +11,8 @@ After the kill `ripple doctor` must report no problem; re-running the ingest mus
 edge and source counts of the uninterrupted run, and doctor must then be all ok.
 
 With --forget, a store holding two conversations is built once; each trial copies it and kills
-`ripple forget --conversation C --yes` (odd trials anywhere in the run, even ones between the confirmation line and
-the end: the deletion, the index rebuilds, the file rewrite). Then: when the kill left forgotten words in some file
+`ripple forget --conversation C --yes` (odd trials anywhere in the run, even ones anywhere after the confirmation
+line: the deletion, the index rebuilds, the file rewrite). Then: when the kill left forgotten words in some file
 of the store, `ripple doctor` must say so (exit 1); the next command that writes (in turn `doctor --repair`, the
 same forget again, a no-op re-ingest) must leave no file of the store folder holding any of the forgotten
 conversation's words, doctor all ok, and the counts of an uninterrupted forget (or, when the kill came before the
@@ -258,18 +258,23 @@ def next_writer(kind: str, store: Path, conversation: str, chat: Path) -> subpro
     return subprocess.run(commands[kind], capture_output=True, text=True)
 
 
-def kill_forget(store: Path, conversation: str, delay: float) -> tuple[bool, float]:
-    """Start the forget, SIGKILL it after `delay` seconds; (killed, seconds it ran)."""
-    process = subprocess.Popen(
-        forget_command(store, conversation), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+def kill_forget(store: Path, conversation: str, delay: float, after_confirmation: bool) -> tuple[bool, float]:
+    """Start the forget, SIGKILL it `delay` seconds after its start (or after its confirmation line, which comes
+    just before the deleting transaction); (killed, seconds it ran)."""
+    process = subprocess.Popen(forget_command(store, conversation), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
     started = time.perf_counter()
-    while time.perf_counter() - started < delay and process.poll() is None:
-        time.sleep(0.01)
+    aim = started
+    if after_confirmation:
+        process.stderr.readline()
+        aim = time.perf_counter()
+    while time.perf_counter() - aim < delay and process.poll() is None:
+        time.sleep(0.005)
     killed = process.poll() is None
     if killed:
         os.kill(process.pid, signal.SIGKILL)
     process.wait()
+    process.stderr.close()
     return killed, time.perf_counter() - started
 
 
@@ -277,7 +282,8 @@ def forget_trial(number: int, setup: dict[str, Any], delay: float) -> dict[str, 
     """Kill a forget on a fresh copy of the base store, check what doctor says, run the next writer, grep."""
     store = setup["home"] / f"forget-{number:02d}"
     shutil.copytree(setup["base"], store)
-    killed, ran = kill_forget(store, setup["conversation"], delay)
+    late = number % 2 == 0
+    killed, ran = kill_forget(store, setup["conversation"], delay, after_confirmation=late)
     committed = counts(store)["memories"] == setup["expected"]["memories"]
     held_after_kill = files_holding(store, setup["words"])
     kill_doctor, kill_findings = doctor(store)
@@ -292,24 +298,27 @@ def forget_trial(number: int, setup: dict[str, Any], delay: float) -> dict[str, 
     ok = (not held_after_kill or flagged) and done.returncode == 0 and not held_at_end
     ok = ok and final_doctor == 0 and not final_findings and counts(store) == setup["expected"]
     return {
-        "trial": number, "delay": round(delay, 2), "ran": round(ran, 2), "killed": killed,
-        "committed": committed, "held_after_kill": held_after_kill, "doctor_after_kill": kill_doctor,
+        "trial": number, "delay": round(delay, 2), "after_confirmation": late, "ran": round(ran, 2),
+        "killed": killed, "committed": committed, "held_after_kill": held_after_kill, "doctor_after_kill": kill_doctor,
         "not_ok_after_kill": kill_findings, "next_writer": writer, "writer_exit": done.returncode,
         "held_at_end": held_at_end, "not_ok_at_end": final_findings, "passed": ok,
     }  # fmt: skip
 
 
 def forget_delay(rng: random.Random, number: int, timing: dict[str, Any]) -> float:
-    """Odd trials anywhere in the run; even ones after the confirmation line (deletion, rebuilds, rewrite)."""
-    low = 0.05 * timing["seconds"] if number % 2 else timing["planned"]
-    return rng.uniform(low, timing["seconds"] * 1.02)
+    """Odd trials anywhere in the run (from its start); even ones anywhere after the confirmation line (deletion,
+    index rebuilds, file rewrite), counted from that line."""
+    if number % 2:
+        return rng.uniform(0.05, 1.02) * timing["seconds"]
+    return rng.uniform(0.0, 1.05) * (timing["seconds"] - timing["planned"])
 
 
 def forget_trials(setup: dict[str, Any], kills: int, seed: int, log=print) -> list[dict[str, Any]]:
     """Trials until `kills` forgets were really killed (runs that finished first are checked too)."""
     rng, results, killed = random.Random(seed), [], 0
     while killed < kills and len(results) < 3 * kills:
-        result = forget_trial(len(results) + 1, setup, forget_delay(rng, killed + 1, setup))
+        number = len(results) + 1
+        result = forget_trial(number, setup, forget_delay(rng, number, setup))
         results.append(result)
         log(_forget_line(result))
         killed += result["killed"]
@@ -364,7 +373,8 @@ def run_forget_mode(args: argparse.Namespace) -> int:
 def _forget_line(result: dict[str, Any]) -> str:
     """One forget trial, human readable."""
     verdict = "ok  " if result["passed"] else "FAIL"
-    kill = f"killed at {result['ran']:5.2f} s" if result["killed"] else f"finished before {result['delay']:.2f} s"
+    aim = f"{result['delay']:.2f} s after the confirmation" if result["after_confirmation"] else "from start"
+    kill = f"killed at {result['ran']:5.2f} s ({aim})" if result["killed"] else f"finished first ({aim})"
     state = "deleted" if result["committed"] else "not yet deleted"
     held = f"text in {', '.join(result['held_after_kill'])}" if result["held_after_kill"] else "no text left"
     end = f"; still held in {result['held_at_end']}" if result["held_at_end"] else ""
