@@ -63,8 +63,9 @@ def _reports(tmp_path: Path) -> tuple[Path, Path]:
     metrics = {"[blink]mode": {"overall": {"recall@10": 0.5, "full@10": 0.5, "recall@30": 0.5, "full@30": 0.5}}}
     question = {"conversation": "[bold]c", "index": 0, "category": "[/x]", "question": "[link=http://evil.example]q"}
     paths = []
-    for name, turns in (("before", []), ("after", [["D1:1"]])):
-        record = {**question, "mode": "[blink]mode", "gold": ["D1:1"], "source_turns": turns}
+    question |= {"gold_answer": "[bold red]gold", "answer": "[link=http://evil.example]answer\x1b[5m"}
+    for name, turns, f1 in (("before", [], 0.0), ("after", [["D1:1"]], 1.0)):
+        record = {**question, "mode": "[blink]mode", "gold": ["D1:1"], "source_turns": turns, "f1": f1}
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps({"metrics": metrics, "results": [record]}), encoding="utf-8")
         paths.append(path)
@@ -91,7 +92,8 @@ def test_no_command_lets_chat_text_drive_the_terminal(markup_store, tmp_path):
     shown = outputs[f"show m{ids[0]} --store"]
     assert all(piece in shown for piece in LITERAL), shown  # the source-turn cell and the restatement
     assert "\\x1b[5mRAW BLINK" in shown and ":warning:" in shown  # escapes shown as text, no emoji
-    assert "[link=http://evil.example]q" in outputs["eval compare " + str(tmp_path / "before.json")]
+    compared = outputs["eval compare " + str(tmp_path / "before.json")]
+    assert "[link=http://evil.example]q" in compared and "answer gained" in compared and "\\x1b[5m" in compared
 
 
 def test_on_a_terminal_only_ripples_own_styles_are_emitted(markup_store, tmp_path, monkeypatch):

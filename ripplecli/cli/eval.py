@@ -117,7 +117,7 @@ def _answer_table(report: dict[str, Any]) -> Table:
         cells.append(f"{abstention['rate']:.3f}".replace("0.", ".") if abstention else "-")
         cells.append(f"{overall['answer_p50_ms']:.0f}/{overall['answer_p95_ms']:.0f}")
         cells.append(f"{overall['prompt_tokens']:.0f}/{overall['generated_tokens']:.0f}")
-        table.add_row(mode, *cells)
+        table.add_row(inert(mode), *cells)
     return table
 
 
@@ -145,11 +145,11 @@ def compare(
         answers = comparison["answer_flips"][mode]
         for direction in ("gained", "lost"):
             for q in answers[direction]:
-                console.print(
+                line = (
                     f"{mode}: answer {direction} {q['conversation']}#{q['index']} ({q['category']}) {q['question']} "
-                    f"gold “{q['gold_answer']}”: “{q['before']}” → “{q['after']}”",
-                    markup=False,
+                    f"gold “{q['gold_answer']}”: “{q['before']}” → “{q['after']}”"
                 )
+                console.print(printable(line), markup=False)
 
 
 def _delta_table(comparison: dict[str, Any]) -> Table:
