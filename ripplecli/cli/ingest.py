@@ -115,6 +115,15 @@ def ingest(
     export of the same chats adds only the messages that are new. A .zip or an export folder is read as it comes;
     the README's "Chat formats" section says how to get each export.
 
+    \b
+    chatgpt, claude   conversations.json from the account's data export
+    telegram          Telegram Desktop's JSON export (result.json)
+    whatsapp          a chat's "Export chat" .txt (or its zip)
+    slack             the workspace export (zip or folder)
+    discord           DiscordChatExporter JSON
+    notes             .md / .txt you wrote, a memory per paragraph
+    native            ripple's own JSON (sessions of speaker + text turns)
+
     Exports that mark your own messages (ChatGPT's `user`, a WhatsApp account owner) store them under your name:
     `--me`, else `me` in the config, else asked once on a terminal.
 
