@@ -337,3 +337,15 @@ def test_each_export_reads_the_same_from_a_zip(tmp_path: Path, fixture: str) -> 
         return [(c.conversation_id.replace("Export 2024/", ""), [t.turn_id for t in turns(c)]) for c in conversations]
 
     assert identity(read_conversations(archive)) == identity(read_conversations(FIXTURES / fixture))
+
+
+def test_an_explicit_format_reads_only_its_files_from_a_zip(tmp_path: Path) -> None:
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.write(FIXTURES / "chatgpt_tree.json", "conversations.json")
+        out.writestr("user.json", json.dumps({"id": "user-1"}))
+        out.write(FIXTURES / "notes_plain.txt", "readme.txt")
+    assert [c.conversation_id for c in read_conversations(archive, "chatgpt")] == ["67e1-recife"]
+    assert [c.conversation_id for c in read_conversations(archive)] == ["67e1-recife", "note-readme.txt"]
+    with pytest.raises(InputError, match="holds no chat export ripple knows"):
+        read_conversations(archive, "telegram")

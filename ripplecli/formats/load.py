@@ -87,8 +87,11 @@ def member_name(container: str, path: str) -> str:
     return f"{container}: {path}"
 
 
-def read_file(raw: bytes, name: str, fmt: str, modified=None, container: str = "") -> list[Conversation]:
-    """One file's bytes: JSON formats by their keys, text as a WhatsApp chat or notes."""
+def read_file(
+    raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
+) -> list[Conversation]:
+    """One file's bytes: JSON formats by their keys, text as a WhatsApp chat or notes. With `only` (a zip or folder
+    read with an explicit --format), a file detected as another format is UnknownFormat, so it is passed over."""
     text = _decode(raw, name)
     suffix = PurePosixPath(name).suffix.lower()
     is_json = suffix == ".json" or (text.lstrip()[:1] in ("{", "[") and _json_not_text(text, suffix))
@@ -100,6 +103,7 @@ def read_file(raw: bytes, name: str, fmt: str, modified=None, container: str = "
         raise InputError(f"{name}: is JSON ({_json_guess(text)}), not a {wanted}; try --format auto. {HELP}")
     if kind == "text" or (kind == "auto" and not is_json):
         chosen = _text_format(text, name, suffix) if fmt == "auto" else fmt
+        _only(chosen, only, name)
         doc = TextDoc(text, name.removeprefix(member_name(container, "")) if container else name, modified, container)
         return FORMATS.load(chosen).parse(doc, name)
     if not is_json:
@@ -109,12 +113,19 @@ def read_file(raw: bytes, name: str, fmt: str, modified=None, container: str = "
         chosen = detect_format(data) if fmt == "auto" else fmt
     except UnknownFormat as err:
         raise UnknownFormat(f"{name}: {err}") from None
+    _only(chosen, only, name)
     try:
         return FORMATS.load(chosen).parse(data, name)
     except ShapeError as err:
         line = line_of(text, err.keys)
         where = json_path(err.keys) + (f" (line {line})" if line else "")
         raise InputError(f"{name}: {where}: {err.problem}") from None
+
+
+def _only(chosen: str, only: str | None, name: str) -> None:
+    """Pass over a file of another format than the one asked for (inside a zip or folder)."""
+    if only is not None and chosen != only:
+        raise UnknownFormat(f"{name}: is {chosen}, not {only}")
 
 
 def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -> list[Conversation]:
@@ -136,7 +147,8 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
     conversations: list[Conversation] = []
     for path, (raw, modified) in sorted(members.items()):
         try:
-            conversations += read_file(raw, member_name(name, path), fmt, modified, container=name)
+            only = None if fmt == "auto" else fmt
+            conversations += read_file(raw, member_name(name, path), "auto", modified, container=name, only=only)
         except UnknownFormat:
             continue
     if not conversations:
