@@ -349,3 +349,13 @@ def test_an_explicit_format_reads_only_its_files_from_a_zip(tmp_path: Path) -> N
     assert [c.conversation_id for c in read_conversations(archive)] == ["67e1-recife", "note-readme.txt"]
     with pytest.raises(InputError, match="holds no chat export ripple knows"):
         read_conversations(archive, "telegram")
+
+
+def test_claude_reads_only_the_shown_branch(tmp_path: Path) -> None:
+    (chat,) = read_conversations(FIXTURES / "claude_branches.json")
+    assert [t.turn_id for t in turns(chat)] == ["q1b", "a1b", "q2"]  # the edited prompt's branch, not q1 / a1
+    assert chat.skipped == 2
+    data = json.loads((FIXTURES / "claude_branches.json").read_text())
+    data[0]["current_leaf_message_uuid"] = "a1"  # the page shows the first branch
+    (chat,) = read_conversations(_write(tmp_path, "claude.json", json.dumps(data)))
+    assert [t.turn_id for t in turns(chat)] == ["q1", "a1"]

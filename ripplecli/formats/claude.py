@@ -3,6 +3,8 @@
 Each has a `uuid`, a `name` (its title) and `chat_messages` in order, each with its own `uuid`, `sender`
 (`human` or `assistant`), `created_at` and either `content` blocks (the text ones are read; tool calls and
 results are skipped) or a plain `text`. Attached files' extracted text is not read: it is the file, not the chat.
+Messages that name a `parent_message_uuid` form a tree (an edited prompt or a retried answer starts a branch):
+only the branch the page shows is read, from `current_leaf_message_uuid` or else the newest leaf.
 """
 
 from __future__ import annotations
@@ -36,7 +38,12 @@ def _sessions(record: Node) -> tuple[list, int]:
     message_ids = Unique("message uuid")
     skipped = 0
     dated = []
-    for message in record.at("chat_messages").items():
+    messages = record.at("chat_messages").items()
+    shown = _shown_branch(record, messages)
+    for message in messages:
+        if shown is not None and _uuid(message) not in shown:
+            skipped += 1  # a branch left behind by an edit or a retry
+            continue
         sender = message.at("sender")
         role = ROLES.get(sender.string())
         if role is None:
@@ -50,6 +57,36 @@ def _sessions(record: Node) -> tuple[list, int]:
         said_at = _time(message)
         dated.append(Dated(Turn(turn_id, sender.string(), text, said_at, role), said_at))
     return by_day(dated), skipped
+
+
+def _uuid(message: Node) -> str | None:
+    """A message's uuid when it is a string (shapes are checked when the message is read)."""
+    fields = message.value if isinstance(message.value, dict) else {}
+    uuid = fields.get("uuid")
+    return uuid if isinstance(uuid, str) else None
+
+
+def _shown_branch(record: Node, messages: list[Node]) -> set[str] | None:
+    """The uuids from the shown leaf up to the root, or None for a flat export without parent links."""
+    parent_of: dict[str, str] = {}
+    created: dict[str, str] = {}
+    for message in messages:
+        fields = message.value if isinstance(message.value, dict) else {}
+        uuid, parent = _uuid(message), fields.get("parent_message_uuid")
+        if uuid is not None and isinstance(parent, str):
+            parent_of[uuid] = parent
+        if uuid is not None:
+            created[uuid] = fields.get("created_at") if isinstance(fields.get("created_at"), str) else ""
+    if not parent_of:
+        return None
+    leaves = [uuid for uuid in created if uuid not in set(parent_of.values())]
+    current = record.value.get("current_leaf_message_uuid") if isinstance(record.value, dict) else None
+    leaf = current if current in created else max(leaves, key=lambda uuid: created[uuid], default=None)
+    branch: set[str] = set()
+    while leaf in created and leaf not in branch:
+        branch.add(leaf)
+        leaf = parent_of.get(leaf)
+    return branch
 
 
 def _text(message: Node) -> str:
