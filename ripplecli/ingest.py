@@ -22,6 +22,11 @@ from ripplecli.store.db import Store
 
 Progress = Callable[[int, int], None]
 
+# A conversation's new turns are written in batches of at most this many, each in its own transaction: a batch's
+# graph candidates (nearest vectors, cue holders) are searched among the batch too, so a 10,000-message export in
+# one batch cost quadratically more per turn than a LoCoMo conversation (300-700 turns) does.
+BATCH_TURNS = 500
+
 
 @dataclass
 class IngestReport:
@@ -119,9 +124,10 @@ class Ingestor:
         done = 0
         self.progress(0, total)
         for conv, pending in plans:
-            if pending:
-                self._ingest_batch(conv, pending, report)
-                done += len(pending)
+            for start in range(0, len(pending), BATCH_TURNS):
+                batch = pending[start : start + BATCH_TURNS]
+                self._ingest_batch(conv, batch, report)
+                done += len(batch)
                 self.progress(done, total)
         report.seconds = time.perf_counter() - started
         with self.store.transaction():

@@ -112,3 +112,23 @@ def test_an_export_folder_through_the_cli(tmp_path, fake_settings, fake_extracto
     assert first.exit_code == again.exit_code == 0, first.output
     assert json.loads(first.stdout)[0]["new_sources"] == 4
     assert (json.loads(again.stdout)[0]["new_sources"], json.loads(again.stdout)[0]["duplicates"]) == (0, 4)
+
+
+def test_a_long_conversation_is_written_in_batches_with_the_same_result(
+    tmp_path, fake_settings, fake_extractor, monkeypatch
+):
+    import ripplecli.ingest
+
+    whatsapp = FIXTURES / "WhatsApp Chat with Maya.txt"
+    results = []
+    for batch in (500, 3):
+        monkeypatch.setattr(ripplecli.ingest, "BATCH_TURNS", batch)
+        with new_memory(tmp_path / f"store-{batch}", fake_settings) as memory:
+            report = memory.ingest(whatsapp)
+            edges = memory.store.con.execute(
+                "SELECT m1.position, m2.position FROM edges e JOIN memories m1 ON m1.memory_id = e.src "
+                "JOIN memories m2 ON m2.memory_id = e.dst WHERE channel = 'contiguity' ORDER BY 1"
+            ).fetchall()
+            results.append((report.new_sources, report.memories, counts(memory)["sources"], edges))
+    assert results[0] == results[1]
+    assert results[0][3] == [(0, 1), (1, 2), (2, 3), (4, 5)]  # a link across the batch border (2 → 3) too
