@@ -1,4 +1,5 @@
-"""The write phase: formats -> windows -> extractor -> encoder -> store + graph, one transaction per conversation."""
+"""The write phase: formats -> windows -> extractor -> encoder -> store + graph, one transaction per conversation
+(per batch of BATCH_TURNS turns for a long one)."""
 
 from __future__ import annotations
 
