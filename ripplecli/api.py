@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,17 +12,20 @@ from ripplecli.answer import ANSWER_MODES
 from ripplecli.answer.base import NO_MODEL, Answer, AnswerStream, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
+from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time
 from ripplecli.manage import OwnYourData, settings_of
 from ripplecli.model import Conversation, Session, Turn
+from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.trace import ChannelHit, RecallResult, Round
 
 if TYPE_CHECKING:  # the write path (numpy, graph) loads only when something is written
     from ripplecli.ingest import IngestReport, Progress
 
-# ripple ask --planner NAME; the LLM planner gets the configured model (ripplecli.models)
 REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
 MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
+# The library face: the store, turns to remember, the agent's compact result, and parsing what users type.
+__all__ = ["Memory", "NewTurn", "compact_result", "naive_utc", "parse_date", "parse_memory_id", "parse_time"]
 # One ingest holds a file's turns, drafts and vectors in memory at once and writes each conversation in one
 # transaction: beyond this many turns a file is refused (split it) rather than let the process grow unbounded.
 MAX_TURNS_PER_FILE = 50_000
@@ -193,18 +196,14 @@ class Memory(OwnYourData):
         batch = [turns] if isinstance(turns, NewTurn) else list(turns)
         chat = self._remembered(batch, conversation, session)
         report = self.ingest_conversations([chat], label=f"<remember {chat.conversation_id}>")
-        rows = self.store.con.execute(
-            "SELECT memory_id FROM memories WHERE run_id = ? ORDER BY memory_id", [report.run_id]
-        ).fetchall()
-        return [int(r[0]) for r in rows]
+        return queries.memory_ids_of_run(self.store, report.run_id)
 
     def _remembered(self, batch: list[NewTurn], conversation: str, session: str | None) -> Conversation:
         """The turns as a Conversation: sessions named by their date (or `session`), ids the next free D<s>:<n>."""
         from ripplecli.formats.fields import clean_text
 
         check_turns(batch, conversation, session)
-        rows = self.store.con.execute("SELECT turn_id FROM sources WHERE conversation_id = ?", [conversation.strip()])
-        taken = {r[0] for r in rows.fetchall()}
+        taken = queries.turn_ids(self.store, conversation.strip())
         sessions: dict[str, Session] = {}
         for new in batch:
             stamp = naive_utc(new.timestamp) if new.timestamp else datetime.now().replace(microsecond=0)
@@ -325,11 +324,6 @@ def check_turns(batch: Sequence[NewTurn], conversation: str, session: str | None
             value = getattr(new, field_name)
             if not isinstance(value, str) or not clean_text(value):
                 raise InputError(f"turn {number}: the {field_name} is empty")
-
-
-def naive_utc(stamp: datetime) -> datetime:
-    """A timestamp as the store keeps it: naive, zone-aware values converted to UTC (as the chat formats do)."""
-    return stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp
 
 
 def next_turn_id(session: str, taken: set[str]) -> str:

@@ -18,6 +18,7 @@ from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, MemoryDraft, Session, Turn
 from ripplecli.owner import OWNER, owner_speaker, with_owner
+from ripplecli.store import queries, writes
 from ripplecli.store.browse import CUE_TABLES
 from ripplecli.store.db import Store
 
@@ -140,15 +141,8 @@ class Ingestor:
     def _pending(self, conv: Conversation, source: str) -> list[PendingTurn]:
         """Turns of `conv` not stored yet; a stored turn id with other content is refused, naming the file."""
         flat = [(s, t, turn_hash(conv.conversation_id, s, t)) for s in conv.sessions for t in s.turns]
-        stored = dict(
-            self.store.con.execute(
-                "SELECT turn_id, content_hash FROM sources WHERE conversation_id = ?", [conv.conversation_id]
-            ).fetchall()
-        )
-        row = self.store.con.execute(
-            "SELECT coalesce(max(position), -1) FROM sources WHERE conversation_id = ?", [conv.conversation_id]
-        ).fetchone()
-        next_position = int(row[0]) + 1 if row else 0
+        stored = queries.turn_hashes(self.store, conv.conversation_id)
+        next_position = queries.next_position(self.store, conv.conversation_id)
         pending = []
         for session, turn, digest in flat:
             known = stored.get(turn.turn_id)
@@ -207,18 +201,12 @@ class Ingestor:
 
     def _speakers(self, conv: Conversation) -> list[str]:
         """Speakers stored for this conversation, then new ones: a batch of new turns alone may miss some."""
-        row = self.store.con.execute(
-            "SELECT speakers FROM conversations WHERE conversation_id = ?", [conv.conversation_id]
-        ).fetchone()
-        return list(dict.fromkeys([*(row[0] if row else []), *conv.speakers]))
+        stored = queries.conversation_speakers(self.store, conv.conversation_id)
+        return list(dict.fromkeys([*stored, *conv.speakers]))
 
     def _record_conversation(self, conv: Conversation, speakers: list[str]) -> None:
         """The conversation row: its speaker list extended with speakers first seen in this batch, its newest title."""
-        self.store.con.execute(
-            "INSERT INTO conversations (conversation_id, speakers, title) VALUES (?, ?, ?) ON CONFLICT DO UPDATE "
-            "SET speakers = excluded.speakers, title = coalesce(excluded.title, conversations.title)",
-            [conv.conversation_id, speakers, conv.title],
-        )
+        writes.upsert_conversation(self.store, conv.conversation_id, speakers, conv.title)
 
     def _extract(self, conv: Conversation, pending: list[PendingTurn], speakers: list[str]) -> list[MemoryDraft]:
         """Run the extractor over windows of the new turns only, each knowing every speaker of the chat."""
@@ -244,8 +232,7 @@ class Ingestor:
     def _stored_persons(self) -> dict[str, None]:
         """Persons already in the store (an ordered set), read once per ingest rather than once per conversation."""
         if self._persons is None:
-            rows = self.store.con.execute("SELECT DISTINCT person FROM memory_persons").fetchall()
-            self._persons = dict.fromkeys(r[0] for r in rows)
+            self._persons = dict.fromkeys(queries.stored_persons(self.store))
         return self._persons
 
     @staticmethod
@@ -340,20 +327,4 @@ class Ingestor:
 
     def _record_run(self, report: IngestReport, content_hash: str) -> None:
         """The ingest_runs row: file, hash, counts, timing."""
-        import json
-
-        self.store.con.execute(
-            "INSERT OR REPLACE INTO ingest_runs VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                report.run_id,
-                report.file,
-                content_hash,
-                report.seconds,
-                report.new_sources,
-                report.duplicates,
-                report.memories,
-                json.dumps(report.edges, sort_keys=True),
-                report.failures,
-                "done",
-            ],
-        )
+        writes.record_run(self.store, {**report.__dict__, "content_hash": content_hash, "status": "done"})

@@ -14,7 +14,8 @@ from typing import Any, TextIO
 from ripplecli.config import GraphParams, Settings
 from ripplecli.errors import InputError, StoreError
 from ripplecli.files import replace_atomically
-from ripplecli.store.browse import MemoryFilter, parse_memory_id
+from ripplecli.inputs import parse_memory_id
+from ripplecli.store.browse import MemoryFilter
 from ripplecli.store.forget import ForgetPlan
 
 

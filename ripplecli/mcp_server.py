@@ -11,15 +11,13 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ripplecli.api import REMEMBER_CONVERSATION, Memory, NewTurn, compact_result, naive_utc
+from ripplecli.api import REMEMBER_CONVERSATION, Memory, NewTurn, compact_result, parse_memory_id, parse_time
 from ripplecli.errors import InputError, RippleError
-from ripplecli.store.browse import parse_date, parse_memory_id
 
 try:  # mcp 2.x
     from mcp.server.mcpserver import MCPServer
@@ -73,12 +71,6 @@ class TurnArg(BaseModel):
     speaker: str = Field(description="Who said it (a name, e.g. the user's name)")
     text: str = Field(description="What they said")
     timestamp: str | None = Field(default=None, description="ISO 8601 date-time; default now")
-
-
-def parse_time(value: str | None, what: str) -> datetime | None:
-    """An ISO 8601 argument as the store keeps times (naive; zone-aware values in UTC)."""
-    parsed = parse_date(value, what) if value and value.strip() else None
-    return naive_utc(parsed) if parsed else None
 
 
 def jsonable(value: Any) -> Any:

@@ -15,7 +15,7 @@ import pytest
 
 from ripplecli.cues import canonical_name, content_tokens
 from ripplecli.model import MemoryDraft, Window, WindowTurn
-from ripplecli.runtime.base import ENCODERS
+from ripplecli.registry import ENCODERS
 from ripplecli.store.db import Store
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -32,9 +31,7 @@ READ_COMMANDS = [
 @pytest.mark.parametrize("command", READ_COMMANDS, ids=lambda c: " ".join(c[:2]))
 def test_read_commands_on_a_store_being_written_say_who_holds_it(held_store, command):
     path, holder = held_store
-    started = time.perf_counter()
     result = run(*command, "--store", str(path))
-    assert time.perf_counter() - started < 1.0
     assert result.exit_code == 3, result.output
     assert result.stderr.strip() == f"ripple: error: store {path} is in use by process {holder.pid}"
 

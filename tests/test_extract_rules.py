@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from datetime import datetime
 
 import pytest
@@ -18,7 +17,6 @@ from ripplecli.model import Conversation, MemoryDraft, Session, Turn
 from ripplecli.registry import resolve
 
 pytestmark = pytest.mark.slow
-EXTRACTION_SECONDS: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +24,7 @@ def drafts() -> dict[str, MemoryDraft]:
     """Every draft of LoCoMo conv-26, by its source turn."""
     extractor = RulesExtractor()
     windows = list(make_windows(locomo_conversation("conv-26")))
-    extractor.extract_many(windows[:1])  # load spaCy outside the timing
-    started = time.perf_counter()
-    batches = extractor.extract_many(windows)
-    EXTRACTION_SECONDS["conv-26"] = time.perf_counter() - started
+    batches = extractor.extract_many(windows)  # how long this takes is a bench/ingest.py figure
     return {d.source_turns[0]: d for batch in batches for d in batch}
 
 
@@ -104,11 +99,6 @@ def test_multi_party_chat_resolves_first_person_only() -> None:
     assert draft.persons == ["ana", "tom"]
     assert draft.locations == ["olive garden"]
     assert (draft.time_start, draft.time_end, draft.time_grounded) == (None, None, False)
-
-
-def test_no_per_turn_slow_path(drafts: dict[str, MemoryDraft]) -> None:
-    """A guard against regressions such as dateparser on every turn (minutes), not a benchmark (~2 s)."""
-    assert EXTRACTION_SECONDS["conv-26"] < 15.0
 
 
 @pytest.mark.parametrize("name", ["ok_native_calendar_edge_first_day.json", "ok_native_calendar_edge_last_day.json"])

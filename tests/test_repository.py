@@ -35,3 +35,16 @@ def test_no_reference_outside_the_repository() -> None:
 def test_the_docs_the_code_points_to_exist() -> None:
     for name in ("method.md", "evaluation.md", "json.md"):
         assert (ROOT / "docs" / name).is_file(), name
+
+
+def test_sql_lives_in_the_store() -> None:
+    """Only ripplecli/store/ talks to DuckDB: everything else asks it by a named function."""
+    package = ROOT / "ripplecli"
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in package.rglob("*.py")
+        if "store" not in path.relative_to(package).parts[:1]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if ".execute(" in line or ".con." in line or "store.con" in line
+    ]
+    assert not found, found

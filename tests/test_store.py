@@ -6,7 +6,6 @@ import json
 import logging
 import os
 import stat
-import time
 from pathlib import Path
 
 import pytest
@@ -105,18 +104,14 @@ def test_open_without_create_does_not_make_a_folder(tmp_path):
 
 def test_second_writer_is_told_who_holds_the_store(held_store):
     path, holder = held_store
-    started = time.perf_counter()
     with pytest.raises(StoreBusyError, match=rf"is in use by process {holder.pid}$"):
         Store.open(path)
-    assert time.perf_counter() - started < 1.0
 
 
 def test_busy_store_is_exit_3_on_the_cli(held_store, tmp_path):
     path, holder = held_store
     chat = write_chat(tmp_path / "chat.json", [session(1, CHAT_1)])
-    started = time.perf_counter()
     result = CliRunner().invoke(app, ["ingest", str(chat), "--store", str(path)])
-    assert time.perf_counter() - started < 1.0
     assert result.exit_code == 3
     assert result.stderr.strip() == f"ripple: error: store {path} is in use by process {holder.pid}"
 

@@ -35,7 +35,7 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Recall evidence for a question by associative recall, and show how it was found."""
-    from ripplecli.store.browse import parse_date
+    from ripplecli.inputs import parse_date
 
     when = parse_date(as_of, "--as-of")
     with open_memory(store, read_only=True, create=False) as memory:

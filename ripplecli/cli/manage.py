@@ -45,7 +45,7 @@ def forget(
 
     Selectors combine (AND): `--conversation c1 --session s2` forgets session s2 of c1 only.
     """
-    from ripplecli.store.browse import parse_date
+    from ripplecli.inputs import parse_date
 
     selection: dict[str, Any] = {
         "conversation": conversation,

@@ -78,7 +78,7 @@ def list_command(
     as_json: JsonOption = False,
 ) -> None:
     """List memories, oldest first, filtered by person, session, conversation or the date they were said."""
-    from ripplecli.store.browse import parse_date
+    from ripplecli.inputs import parse_date
 
     start, end = parse_date(since, "--since"), parse_date(until, "--until", end_of_day=True)
     with open_memory(store, read_only=True, create=False) as memory:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ripplecli.config import GraphParams
 from ripplecli.graph.edges import CueProfile, Edge, keep_strongest, structural_score
+from ripplecli.store import queries
 from ripplecli.store.db import Store
 
 
@@ -133,18 +134,11 @@ class GraphBuilder:
     def _holders(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
         """Stored memories per cue (most recent 200 each), from the person/location indexes."""
         holders: dict[tuple[str, str], list[int]] = defaultdict(list)
-        tables = {"person": ("memory_persons", "person"), "location": ("memory_locations", "location")}
-        for kind, (table, column) in tables.items():
+        for kind in ("person", "location"):
             values = sorted(v for k, v in keys if k == kind)
             if not values:
                 continue
-            rows = self.store.con.execute(
-                f"SELECT {column}, memory_id FROM (SELECT {column}, memory_id, row_number() OVER "
-                f"(PARTITION BY {column} ORDER BY memory_id DESC) AS r FROM {table} "
-                f"WHERE {column} IN (SELECT unnest($1))) WHERE r <= 200",
-                [values],
-            ).fetchall()
-            for value, mid in rows:
+            for value, mid in queries.recent_holders(self.store, kind, values, 200):
                 holders[(kind, value)].append(mid)
         return holders
 
@@ -153,12 +147,7 @@ class GraphBuilder:
         profiles = {m.memory_id: profile(m, speakers.get(m.conversation_id, set()), self.paper) for m in new}
         wanted = ({c for pool in ann.values() for c, _ in pool} | set().union(*cue_pool.values())) - set(profiles)
         if wanted:
-            rows = self.store.con.execute(
-                "SELECT memory_id, conversation_id, session_id, position, persons, locations, time_start, "
-                "time_end, time_grounded FROM memories WHERE memory_id IN (SELECT unnest($1))",
-                [sorted(wanted)],
-            ).fetchall()
-            for row in rows:
+            for row in queries.cue_rows(self.store, sorted(wanted)):
                 stored = MemoryCues(*row)
                 profiles[stored.memory_id] = profile(stored, speakers.get(stored.conversation_id, set()), self.paper)
         return profiles
@@ -171,12 +160,7 @@ class GraphBuilder:
         total = self.store.count("memories") + len(new)
         cues = sorted(counts)
         if cues:
-            rows = self.store.con.execute(
-                "SELECT cue, count(*) FROM (SELECT person AS cue FROM memory_persons UNION ALL "
-                "SELECT location FROM memory_locations) WHERE cue IN (SELECT unnest($1)) GROUP BY cue",
-                [cues],
-            ).fetchall()
-            counts.update(dict(rows))
+            counts.update(dict(queries.person_location_counts(self.store, cues)))
         return lambda cue: math.log(1.0 + total / max(counts.get(cue, 1), 1))
 
     def _structural(self, own: CueProfile, pool: set[int], profiles, weight) -> list[tuple[int, float]]:
@@ -192,12 +176,7 @@ class GraphBuilder:
         """Current semantic/structural degree of stored nodes, so per-node caps hold incrementally."""
         degree: dict[str, Counter[int]] = defaultdict(Counter)
         if nodes:
-            rows = self.store.con.execute(
-                "SELECT channel, node, count(*) FROM (SELECT channel, src AS node FROM edges UNION ALL "
-                "SELECT channel, dst FROM edges) WHERE node IN (SELECT unnest($1)) GROUP BY channel, node",
-                [sorted(nodes)],
-            ).fetchall()
-            for channel, node, count in rows:
+            for channel, node, count in queries.degrees(self.store, nodes):
                 degree[channel][node] = count
         return degree
 
@@ -218,9 +197,4 @@ class GraphBuilder:
 
     def _last_stored(self, conversation: str, session: str, before: int) -> int | None:
         """The stored memory just before `before` in a session (when a session is appended to)."""
-        row = self.store.con.execute(
-            "SELECT memory_id FROM memories WHERE conversation_id = ? AND session_id = ? AND position < ? "
-            "ORDER BY position DESC, memory_id DESC LIMIT 1",
-            [conversation, session, before],
-        ).fetchone()
-        return int(row[0]) if row else None
+        return queries.last_memory_before(self.store, conversation, session, before)

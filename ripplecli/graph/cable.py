@@ -30,6 +30,7 @@ from ripplecli.graph.edges import Edge
 from ripplecli.graph.verifiers import Candidate, RulesVerifier, concept_words, rare_shared
 from ripplecli.registry import LINKS, QUERIERS, VERIFIERS  # noqa: F401  (LINKS kept importable from here)
 from ripplecli.runtime.llm import take_failures
+from ripplecli.store import queries, writes
 from ripplecli.store.db import Store
 
 CHANNELS = {True: "antecedent", False: "antecedent-nosub"}  # the ablation lives beside the real links
@@ -112,14 +113,8 @@ class CableLinker:
         Links built with other parameters are all redone, so a store never mixes two settings silently."""
         recorded = self.store.get_meta(f"cable:{self.params.channel}")
         if recorded is not None and recorded != asdict(self.params):
-            rows = self.store.con.execute("SELECT memory_id FROM memories ORDER BY memory_id").fetchall()
-            return [int(r[0]) for r in rows]
-        rows = self.store.con.execute(
-            "SELECT m.memory_id FROM memories m LEFT JOIN cable_done d ON d.memory_id = m.memory_id "
-            "AND d.variant = ? AND d.run_id = m.run_id WHERE d.memory_id IS NULL ORDER BY m.memory_id",
-            [self.params.channel],
-        ).fetchall()
-        return [int(r[0]) for r in rows]
+            return queries.memory_ids(self.store)
+        return queries.cable_pending(self.store, self.params.channel)
 
     def backfill(self, progress: Progress | None = None, batch: int = BACKFILL_BATCH) -> CableReport:
         """Process every pending memory in batches, each committed on its own: an interrupted run resumes."""
@@ -229,8 +224,7 @@ class CableLinker:
         """Replace the batch's incoming links of this variant and mark the batch done (caller's transaction)."""
         ids = [v.memory_id for v in views]
         channel = self.params.channel
-        con = self.store.con
-        con.execute("DELETE FROM edges WHERE channel = ? AND dst IN (SELECT unnest(?))", [channel, ids])
+        writes.delete_incoming(self.store, channel, ids)
         self.store.insert(
             "edges",
             {
@@ -242,7 +236,7 @@ class CableLinker:
             },
         )
         per_memory = Counter(e.dst for e, _ in edges)
-        con.execute("DELETE FROM cable_done WHERE variant = ? AND memory_id IN (SELECT unnest(?))", [channel, ids])
+        writes.delete_cable_done(self.store, channel, ids)
         self.store.insert(
             "cable_done",
             {
@@ -283,18 +277,9 @@ def load_views(store: Store, ids: list[int]) -> list[MemoryView]:
     """MemoryViews of these ids (speaker = the speaker of the first source turn), in id order."""
     if not ids:
         return []
-    con = store.con
-    rows = con.execute(
-        "SELECT m.memory_id, m.conversation_id, coalesce(s.speaker, ''), m.restatement, m.persons, m.session_ts, "
-        "m.run_id FROM memories m LEFT JOIN (SELECT p.memory_id, arg_min(src.speaker, src.position) AS speaker "
-        "FROM provenance p JOIN sources src USING (source_id) WHERE p.memory_id IN (SELECT unnest($1)) "
-        "GROUP BY p.memory_id) s USING (memory_id) WHERE m.memory_id IN (SELECT unnest($1)) ORDER BY m.memory_id",
-        [ids],
-    ).fetchall()
+    rows = queries.memory_views(store, ids)
     cues: dict[int, list[str]] = defaultdict(list)
-    for mid, cue in con.execute(
-        "SELECT memory_id, cue FROM memory_cues WHERE memory_id IN (SELECT unnest($1))", [ids]
-    ).fetchall():
+    for mid, cue in queries.concept_cues_of(store, ids):
         cues[mid].append(cue)
     return [
         MemoryView(mid, conv, speaker, text, list(persons), cues.get(mid, []), stamp, run)
@@ -304,18 +289,14 @@ def load_views(store: Store, ids: list[int]) -> list[MemoryView]:
 
 def store_speakers(store: Store) -> set[str]:
     """Canonical names of every chat's speakers: sharing them says nothing about two memories."""
-    rows = store.con.execute("SELECT DISTINCT unnest(speakers) FROM conversations").fetchall()
-    return {canonical_name(r[0]) for r in rows}
+    return {canonical_name(name) for name in queries.chat_speakers(store)}
 
 
 def cue_frequency(store: Store, cues: set[str]) -> dict[str, int]:
     """How many memories hold each cue."""
     if not cues:
         return {}
-    rows = store.con.execute(
-        "SELECT cue, count(*) FROM memory_cues WHERE cue IN (SELECT unnest($1)) GROUP BY cue", [sorted(cues)]
-    ).fetchall()
-    return {cue: int(n) for cue, n in rows}
+    return {cue: int(n) for cue, n in queries.concept_cue_counts(store, sorted(cues))}
 
 
 def concept_frequency(store: Store, words: set[str]) -> dict[str, int]:
@@ -324,17 +305,13 @@ def concept_frequency(store: Store, words: set[str]) -> dict[str, int]:
     Counted in the text, not in the cues: a word rare among cues ("new" of "new website") is common in speech."""
     if not words:
         return {}
-    rows = store.con.execute(
-        "SELECT w, (SELECT count(*) FROM memories WHERE contains(lower(restatement), w)) FROM unnest($1) AS t(w)",
-        [sorted(words)],
-    ).fetchall()
-    return {word: int(n) for word, n in rows}
+    return {word: int(n) for word, n in queries.word_counts(store, sorted(words))}
 
 
 # --- figures for `ripple graph stats` ----------------------------------------------------------------
 def antecedent_stats(store: Store, channel: str = "antecedent") -> dict[str, Any] | None:
     """Edges, memories with ≥ 1, in/out degree, and how many edges join memories outside each other's top-15."""
-    pairs = store.con.execute("SELECT src, dst FROM edges WHERE channel = ?", [channel]).fetchall()
+    pairs = queries.edge_pairs(store, channel)
     if not pairs:
         return None
     into, out = Counter(d for _, d in pairs), Counter(s for s, _ in pairs)

@@ -7,6 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ripplecli.store import queries
 from ripplecli.store.db import Store
 
 HISTOGRAM_BINS = (0, 1, 2, 3, 5, 10, 20, 50)
@@ -90,28 +91,23 @@ def folder_size(path: Path) -> int:
 
 def graph_stats(store: Store) -> dict[str, Any]:
     """Everything `ripple graph stats` reports, as plain data."""
-    con = store.con
-    nodes = [r[0] for r in con.execute("SELECT memory_id FROM memories ORDER BY memory_id").fetchall()]
+    nodes = queries.memory_ids(store)
     by_channel: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for src, dst, channel in con.execute("SELECT src, dst, channel FROM edges").fetchall():
+    for src, dst, channel in queries.all_edges(store):
         by_channel[channel].append((src, dst))
     every = [pair for pairs in by_channel.values() for pair in pairs]
     sample = random.Random(0).sample(nodes, min(SAMPLE_NODES, len(nodes)))
     neighbours = adjacency(every)
     degrees = [len(neighbours.get(n, ())) for n in nodes]
     comps = components(nodes, neighbours)
-    first, last = con.execute("SELECT min(time_start), max(time_end) FROM memories").fetchone() or (None, None)
-    cue_rows = con.execute(
-        "SELECT (SELECT count(DISTINCT person) FROM memory_persons), "
-        "(SELECT count(DISTINCT location) FROM memory_locations), (SELECT count(DISTINCT cue) FROM memory_cues)"
-    ).fetchone() or (0, 0, 0)
-    sessions = con.execute("SELECT count(DISTINCT (conversation_id, session_id)) FROM sources").fetchone()
+    first, last = queries.time_span(store)
+    cue_rows = queries.distinct_cue_counts(store)
     return {
         "store": str(store.path),
         "memories": len(nodes),
         "sources": store.count("sources"),
         "conversations": store.count("conversations"),
-        "sessions": int(sessions[0]) if sessions else 0,
+        "sessions": queries.session_count(store),
         "channels": {name: channel_stats(nodes, pairs, sample) for name, pairs in sorted(by_channel.items())},
         "all": channel_stats(nodes, every, sample, neighbours),
         "degree_histogram": histogram(degrees),

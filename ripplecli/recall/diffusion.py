@@ -7,20 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ripplecli.store.db import Store
+from ripplecli.store.queries import edges_touching
 from ripplecli.trace import Support
 
 Scorer = Callable[[list[int]], dict[int, float]]
-
-
-def edges_touching(store: Store, nodes: set[int], channel: str) -> list[tuple[int, int, float, str | None]]:
-    """(src, dst, weight, info) of the channel's edges with either end in `nodes`."""
-    if not nodes:
-        return []
-    return store.con.execute(
-        "SELECT src, dst, weight, info FROM edges WHERE channel = $2 AND "
-        "(src IN (SELECT unnest($1)) OR dst IN (SELECT unnest($1)))",
-        [sorted(nodes), channel],
-    ).fetchall()
 
 
 def neighbours(store: Store, nodes: set[int], channel: str) -> dict[int, list[tuple[int, float]]]:

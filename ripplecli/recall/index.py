@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ripplecli.cues import canonical_name
+from ripplecli.store import queries
 from ripplecli.store.db import Store
 
 
@@ -38,35 +39,24 @@ class RecallIndex:
     def load(cls, store: Store) -> RecallIndex:
         """Read everything recall needs in a handful of scans."""
         index = cls(version=store.version("memories"))
-        con = store.con
-        index.texts = dict(con.execute("SELECT memory_id, restatement FROM memories").fetchall())
+        index.texts = queries.restatements(store)
         pairs = {
             "memory_cues": (index.concepts_of, index.holders),
             "memory_persons": (index.persons_of, index.person_holders),
             "memory_locations": (index.locations_of, index.location_holders),
         }
         for table, (of, holders) in pairs.items():
-            for mid, value in con.execute(f"SELECT * FROM {table} ORDER BY memory_id").fetchall():
+            for mid, value in queries.cue_pairs(store, table):
                 of[mid].add(value)
                 holders[value].append(mid)
-        index.forms = dict(con.execute("SELECT form, min(cue) FROM cue_forms GROUP BY form").fetchall())
-        for src, dst in con.execute("SELECT src, dst FROM edges WHERE channel = 'contiguity'").fetchall():
+        index.forms = queries.cue_forms(store)
+        for src, dst in queries.edge_pairs(store, "contiguity"):
             index.neighbours[src].add(dst)
             index.neighbours[dst].add(src)
-        index.grounded_times = con.execute(
-            "SELECT memory_id, time_start, time_end FROM memories WHERE time_grounded AND time_start IS NOT NULL"
-        ).fetchall()
-        rows = con.execute("SELECT DISTINCT unnest(speakers) FROM conversations").fetchall()
-        index.speakers = {canonical_name(r[0]) for r in rows}
-        first_speaker = (
-            "SELECT p.memory_id, arg_min(s.speaker, s.position) FROM provenance p "
-            "JOIN sources s USING (source_id) GROUP BY p.memory_id"
-        )
-        index.speaker_of = {mid: canonical_name(name) for mid, name in con.execute(first_speaker).fetchall()}
-        owner = con.execute(
-            "SELECT speaker FROM sources WHERE role = 'owner' GROUP BY speaker ORDER BY count(*) DESC, speaker LIMIT 1"
-        ).fetchone()
-        index.owner = owner[0] if owner else None
+        index.grounded_times = queries.grounded_times(store)
+        index.speakers = {canonical_name(name) for name in queries.chat_speakers(store)}
+        index.speaker_of = {mid: canonical_name(name) for mid, name in queries.first_speakers(store)}
+        index.owner = queries.owner_speaker(store)
         return index
 
     def cue_frequency(self, cue: str) -> int:

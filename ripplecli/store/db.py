@@ -24,6 +24,29 @@ DB_FILE = "ripple.duckdb"
 VECTOR_FILE = "vectors.hnsw"
 LEXICAL_DIR = "lexical"
 _LOCK_PID = re.compile(r"PID (\d+)")
+# Meta key set in a forget's deleting transaction and cleared only in the rewritten file: while it is set, deleted
+# text may still sit in DuckDB's free blocks or in a derived index, and the next writer finishes the rewrite.
+REWRITE_OWED = "rewrite_owed"
+
+
+def leftovers(path: Path) -> list[Path]:
+    """Temp files and folders an interrupted save left behind (they may hold old text)."""
+    if not path.is_dir():
+        return []
+    return sorted(p for p in path.iterdir() if p.name.startswith(".") and p.name.endswith((".tmp", ".old", ".wal")))
+
+
+def remove_leftovers(path: Path) -> list[Path]:
+    """Delete what `leftovers` finds; returns the paths removed."""
+    import shutil
+
+    found = leftovers(path)
+    for item in found:
+        if item.is_dir():
+            shutil.rmtree(item, ignore_errors=True)
+        else:
+            item.unlink(missing_ok=True)
+    return found
 
 
 def _private_folder(path: Path) -> None:
@@ -111,10 +134,8 @@ class Store:
         store = cls(path, con, read_only)
         store._check_schema()
         if not read_only:  # we hold the lock: temp files of an interrupted save are nobody's, and may hold old text
-            from ripplecli.store.forget import finish_owed_rewrite, remove_leftovers
-
             remove_leftovers(path)
-            finished = finish_owed_rewrite(store)  # a killed forget's text must not outlive the next writer
+            finished = store.finish_owed_rewrite()  # a killed forget's text must not outlive the next writer
             store.healed = [finished] if finished else []
         return store
 
@@ -185,6 +206,29 @@ class Store:
         self.con = _connect(db_path, False)
 
     # --- meta -------------------------------------------------------------------------------
+    def rewrite(self) -> None:
+        """Rebuild both derived indexes, then rewrite the database file without the forget marker (the swap clears
+        it): what a forget owes so no file keeps the deleted text."""
+        self.rebuild_vector_index()
+        self.refresh_lexical_index()
+        self.compact(clear_meta=REWRITE_OWED)
+        remove_leftovers(self.path)
+
+    def rewrite_owed(self) -> dict | None:
+        """What an interrupted forget deleted but did not yet scrub from the files (None when nothing is owed)."""
+        return self.get_meta(REWRITE_OWED)
+
+    def finish_owed_rewrite(self) -> str | None:
+        """Finish the rewrite a killed forget owes (a writer does this on open); returns what was done, if anything."""
+        owed = self.rewrite_owed()
+        if owed is None or self.read_only:
+            return None
+        self.rewrite()
+        return (
+            f"finished the file rewrite an interrupted forget owed ({owed.get('memories', '?')} memories, "
+            f"{owed.get('sources', '?')} source turns)"
+        )
+
     def get_meta(self, key: str, default: Any = None) -> Any:
         """A JSON value from the meta table."""
         row = self.con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()

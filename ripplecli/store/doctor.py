@@ -7,8 +7,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from ripplecli.store import schema
-from ripplecli.store.db import LEXICAL_DIR, VECTOR_FILE, Store
-from ripplecli.store.forget import finish_owed_rewrite, leftovers, remove_leftovers, rewrite_owed
+from ripplecli.store.db import LEXICAL_DIR, VECTOR_FILE, Store, leftovers, remove_leftovers
 
 OK, STALE, PROBLEM = "ok", "stale", "problem"  # stale: a derived cache that is rebuilt on next use; not a failure
 
@@ -144,7 +143,7 @@ def check_leftovers(store: Store) -> Finding:
 
 def check_rewrite_owed(store: Store) -> Finding:
     """A forget killed between its deletion and the file rewrite: the deleted text may still be on disk."""
-    owed = rewrite_owed(store)
+    owed = store.rewrite_owed()
     if owed is None:
         return Finding("unfinished forget", OK, "none")
     return Finding(
@@ -173,7 +172,7 @@ def diagnose(store: Store) -> list[Finding]:
 def repair(store: Store) -> list[str]:
     """Finish an interrupted forget's rewrite, drop orphan rows (they point at nothing), rebuild both derived
     indexes, remove temp leftovers."""
-    finished = finish_owed_rewrite(store)  # opening for writing has normally done it already
+    finished = store.finish_owed_rewrite()  # opening for writing has normally done it already
     done = [*store.healed, *([finished] if finished else [])]
     with store.transaction():
         for table, column in ORPHAN_COLUMNS:

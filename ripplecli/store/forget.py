@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ripplecli.cues import content_tokens
 from ripplecli.store.browse import CUE_TABLES, MemoryFilter, selected_ids
-from ripplecli.store.db import Store
+from ripplecli.store.db import REWRITE_OWED, Store
 
 IDS = "(SELECT unnest(?::BIGINT[]))"
-# Meta key set in the deleting transaction and cleared only in the rewritten file: while it is set, deleted text
-# may still sit in DuckDB's free blocks or in a derived index, and the next writer finishes the rewrite.
-REWRITE_OWED = "rewrite_owed"
 # What a memory owns: table -> the condition that ties a row to the forgotten memory ids.
 OWNED: dict[str, str] = {
     "edges": f"src IN {IDS} OR dst IN {IDS}",
@@ -62,33 +58,8 @@ def forget(store: Store, selection: MemoryFilter, keep_sources: bool = False) ->
         store.bump("memories")  # the lexical index and recall's in-memory index reload
         store.bump("vectors")  # the hnswlib index is rebuilt without the forgotten vectors
         store.set_meta(REWRITE_OWED, {"memories": len(plan.memory_ids), "sources": len(plan.source_ids)})
-    rewrite(store)
+    store.rewrite()
     return plan
-
-
-def rewrite(store: Store) -> None:
-    """Rebuild both derived indexes, then rewrite the database file without the marker (the swap clears it)."""
-    store.rebuild_vector_index()
-    store.refresh_lexical_index()
-    store.compact(clear_meta=REWRITE_OWED)
-    remove_leftovers(store.path)
-
-
-def rewrite_owed(store: Store) -> dict | None:
-    """What an interrupted forget deleted but did not yet scrub from the files (None when nothing is owed)."""
-    return store.get_meta(REWRITE_OWED)
-
-
-def finish_owed_rewrite(store: Store) -> str | None:
-    """Finish the rewrite a killed forget owes (a writer does this on open); returns what was done, if anything."""
-    owed = rewrite_owed(store)
-    if owed is None or store.read_only:
-        return None
-    rewrite(store)
-    return (
-        f"finished the file rewrite an interrupted forget owed ({owed.get('memories', '?')} memories, "
-        f"{owed.get('sources', '?')} source turns)"
-    )
 
 
 def _delete(store: Store, plan: ForgetPlan) -> None:
@@ -167,23 +138,3 @@ def _count(store: Store, table: str, condition: str, ids: list[int]) -> int:
         return 0
     row = store.con.execute(f"SELECT count(*) FROM {table} WHERE {condition}", [ids] * condition.count("?"))
     return int(row.fetchone()[0])  # type: ignore[index]
-
-
-def leftovers(path: Path) -> list[Path]:
-    """Temp files and folders an interrupted save left behind (they may hold old text)."""
-    if not path.is_dir():
-        return []
-    return sorted(p for p in path.iterdir() if p.name.startswith(".") and p.name.endswith((".tmp", ".old", ".wal")))
-
-
-def remove_leftovers(path: Path) -> list[Path]:
-    """Delete what `leftovers` finds; returns the paths removed."""
-    import shutil
-
-    found = leftovers(path)
-    for item in found:
-        if item.is_dir():
-            shutil.rmtree(item, ignore_errors=True)
-        else:
-            item.unlink(missing_ok=True)
-    return found
