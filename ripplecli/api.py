@@ -19,8 +19,10 @@ from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.trace import ChannelHit, RecallResult, Round
 
-if TYPE_CHECKING:  # the write path (numpy, graph) loads only when something is written
+if TYPE_CHECKING:  # the write path (numpy, graph) and recall load only when used
     from ripplecli.ingest import IngestReport, Progress
+    from ripplecli.protocols import LLM, Encoder
+    from ripplecli.recall.pipeline import Recaller
 
 REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
 MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
@@ -56,9 +58,9 @@ class Memory(OwnYourData):
         self.store = Store.open(self.path, create=create and not read_only, read_only=read_only)
         self.settings = settings_of(self.store.get_meta("settings"))  # what the store was built with
         self.model = model  # a GGUF path; None: $RIPPLE_MODEL or the config file (ripplecli.models)
-        self._encoder: Any = None
-        self._recaller: Any = None
-        self._llm: Any = None
+        self._encoder: Encoder | None = None
+        self._recaller: Recaller | None = None
+        self._llm: LLM | None = None
 
     def close(self) -> None:
         """Release the store (and its lock)."""

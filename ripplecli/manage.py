@@ -15,6 +15,7 @@ from ripplecli.config import GraphParams, Settings
 from ripplecli.errors import InputError, StoreError
 from ripplecli.files import replace_atomically
 from ripplecli.inputs import parse_memory_id
+from ripplecli.protocols import Encoder
 from ripplecli.store.browse import MemoryFilter
 from ripplecli.store.forget import ForgetPlan
 
@@ -25,7 +26,7 @@ class OwnYourData:
     path: Path
     store: Any
     settings: Settings
-    _encoder: Any
+    _encoder: Encoder | None
     _recaller: Any
 
     # --- inspect ------------------------------------------------------------------------------

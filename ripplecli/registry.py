@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ripplecli.errors import InputError
+from ripplecli.protocols import LLM
 
-if TYPE_CHECKING:
-    from ripplecli.runtime.base import LLM
-
-LLMProvider = Callable[[], "LLM"]
+LLMProvider = Callable[[], LLM]
 
 
 class Registry(dict[str, str]):

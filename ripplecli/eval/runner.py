@@ -14,6 +14,7 @@ from typing import Any
 from ripplecli.errors import InputError
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
 from ripplecli.eval.metrics import bleu1, covered_turns, token_f1
+from ripplecli.protocols import Encoder
 from ripplecli.trace import RecallResult
 
 K_MAX = 50  # one recall at the largest K; every smaller K and the budget are prefixes of it
@@ -235,7 +236,7 @@ def answer_record(result: RecallResult, gold: str) -> dict[str, Any]:
 class QueryVectors:
     """An encoder that remembers single-text encodings: every mode asks the same question, so encode it once."""
 
-    def __init__(self, encoder: Any):
+    def __init__(self, encoder: Encoder):
         self.encoder = encoder
         self.name, self.dim = encoder.name, encoder.dim
         self.vectors: dict[str, Any] = {}

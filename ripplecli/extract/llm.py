@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from ripplecli.cues import canonical_name, unique
 from ripplecli.model import MemoryDraft, Window, WindowTurn
+from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import (
     CallLog,
     FailureLog,
@@ -136,7 +137,7 @@ class LLMExtractor(FailureLog):
     name = "llm"
     needs_llm = True
 
-    def __init__(self, llm: Any, turns_per_call: int = TURNS_PER_CALL):
+    def __init__(self, llm: LLM, turns_per_call: int = TURNS_PER_CALL):
         self.llm = llm
         self.turns_per_call = turns_per_call
         self.log = CallLog()

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Annotated, Any, Protocol
 
 from ripplecli.cues import content_tokens
+from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import FailureLog
 
 MAX_QUERIES = 3
@@ -172,7 +173,7 @@ class LLMQuerier(FailureLog):
     name = "llm"
     needs_llm = True
 
-    def __init__(self, llm: Any, log: Any = None):
+    def __init__(self, llm: LLM, log: Any = None):
         from ripplecli.runtime.llm import CallLog
 
         self.llm = llm

@@ -28,6 +28,7 @@ from ripplecli.graph.antecedents import (
 )
 from ripplecli.graph.edges import Edge
 from ripplecli.graph.verifiers import Candidate, RulesVerifier, concept_words, rare_shared
+from ripplecli.protocols import LLM, Encoder, VectorIndex
 from ripplecli.registry import LINKS, QUERIERS, VERIFIERS  # noqa: F401  (LINKS kept importable from here)
 from ripplecli.runtime.llm import take_failures
 from ripplecli.store import queries, writes
@@ -84,7 +85,7 @@ class CableReport:
 class CableLinker:
     """Builds antecedent links for given memories of one open store."""
 
-    def __init__(self, store: Store, encoder: Any, params: CableParams | None = None, llm: Any = None):
+    def __init__(self, store: Store, encoder: Encoder, params: CableParams | None = None, llm: LLM | None = None):
         self.store = store
         self.encoder = encoder
         self.params = params or CableParams()
@@ -262,7 +263,9 @@ def _info(candidate: Candidate, verdict: Any, linker: CableLinker) -> dict[str, 
     }
 
 
-def older_neighbours(index: Any, vectors: np.ndarray, owners: list[int], top: int) -> list[list[tuple[int, float]]]:
+def older_neighbours(
+    index: VectorIndex, vectors: np.ndarray, owners: list[int], top: int
+) -> list[list[tuple[int, float]]]:
     """For each row, its `top` nearest memories with a smaller id than its owner (memory id order is age)."""
     live = np.array(sorted(index.ids()), dtype=np.int64)
     newer = [len(live) - int(np.searchsorted(live, owner)) for owner in owners]

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Protocol
 
 from ripplecli.cues import content_tokens
 from ripplecli.graph.antecedents import CAPTION, GENERIC_CUES, AntecedentQuery, MemoryView, about_self
+from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import FailureLog
 
 ACCEPTED_RELATIONS = ("cause", "motivation", "enabling event", "background", "prior state")
@@ -145,7 +146,7 @@ class LLMVerifier(FailureLog):
     needs_llm = True
     min_confidence = 0.5
 
-    def __init__(self, llm: Any, log: Any = None):
+    def __init__(self, llm: LLM, log: Any = None):
         from ripplecli.runtime.llm import CallLog
 
         self.llm = llm

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
+from ripplecli.protocols import VectorIndex
 from ripplecli.recall.context import Growth, RecallContext
 from ripplecli.recall.diffusion import cosine_scorer, diffuse, edges_touching
 from ripplecli.recall.planner import Plan
@@ -111,7 +111,7 @@ def strong_edges(edges: dict[int, list[tuple[int, float, str]]]) -> dict[int, li
     return {s: [e for e in links if e[1] >= PICK_MIN_WEIGHT] for s, links in edges.items()}
 
 
-def _vectors(index: Any, ids: set[int]) -> dict[int, np.ndarray]:
+def _vectors(index: VectorIndex, ids: set[int]) -> dict[int, np.ndarray]:
     """Stored vectors by id."""
     order = sorted(ids)
     return dict(zip(order, index.get_vectors(order), strict=True)) if order else {}

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name
+from ripplecli.protocols import LLM
 from ripplecli.recall.llm_query import Day, Name, parse_days
 from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, RulesPlanner, Target
 from ripplecli.recall.query import QueryCues
@@ -53,7 +54,7 @@ class LLMPlanner:
     name = "llm"
     needs_llm = True
 
-    def __init__(self, llm: Any, log: CallLog | None = None, fallback: Any = None):
+    def __init__(self, llm: LLM, log: CallLog | None = None, fallback: Any = None):
         self.llm = llm
         self.log = log if log is not None else CallLog()
         self.fallback = fallback or RulesPlanner()

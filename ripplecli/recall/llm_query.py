@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name, content_tokens, match_cues
+from ripplecli.protocols import LLM
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer
 from ripplecli.runtime.llm import CallLog, Messages, prompt_budget, prompt_tokens, structured
@@ -56,7 +57,7 @@ class LLMQueryAnalyzer:
     name = "llm"
     needs_llm = True
 
-    def __init__(self, llm: Any, log: CallLog | None = None, fallback: Any = None):
+    def __init__(self, llm: LLM, log: CallLog | None = None, fallback: Any = None):
         self.llm = llm
         self.log = log if log is not None else CallLog()
         self.fallback = fallback or RulesQueryAnalyzer()

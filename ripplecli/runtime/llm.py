@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ripplecli.errors import ModelError
+from ripplecli.protocols import LLM
 
 if TYPE_CHECKING:  # pydantic is imported by the callers' schemas; the ask path without a model never needs it
     from pydantic import BaseModel
@@ -102,7 +103,7 @@ class CallLog:
 
 
 def structured(
-    llm: Any,
+    llm: LLM,
     messages: Messages,
     model: type[M],
     component: str,
@@ -159,24 +160,24 @@ def estimate(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def count_tokens(llm: Any, text: str) -> int:
+def count_tokens(llm: LLM, text: str) -> int:
     """Tokens of `text` under the model's tokenizer when it has one."""
     counter = getattr(llm, "count_tokens", None)
     return counter(text) if counter else estimate(text)
 
 
-def prompt_tokens(llm: Any, messages: Messages) -> int:
+def prompt_tokens(llm: LLM, messages: Messages) -> int:
     """Tokens a chat prompt will take, template markers included."""
     return sum(count_tokens(llm, m["content"]) + MESSAGE_OVERHEAD for m in messages)
 
 
-def prompt_budget(llm: Any) -> int:
+def prompt_budget(llm: LLM) -> int:
     """Tokens left for the prompt once the answer's room (max_tokens) is reserved."""
     return int(getattr(llm, "n_ctx", 4096)) - int(getattr(llm, "max_tokens", 512)) - 16
 
 
 def fit_evidence(
-    llm: Any, evidence: list[Any], build: Callable[[list[Any]], Messages], cap: int, floor: int
+    llm: LLM, evidence: list[Any], build: Callable[[list[Any]], Messages], cap: int, floor: int
 ) -> tuple[list[Any], str | None]:
     """The best-ranked evidence (at most `cap`, never fewer than `floor`) whose prompt fits the context, and a note
     saying how much was left out."""

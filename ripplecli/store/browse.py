@@ -9,6 +9,7 @@ from typing import Any
 
 from ripplecli.cues import canonical_name
 from ripplecli.errors import InputError
+from ripplecli.protocols import Encoder
 from ripplecli.store.db import Store
 
 MEMORY_COLUMNS = (
@@ -102,7 +103,7 @@ def list_memories(store: Store, selection: MemoryFilter, limit: int | None = Non
     return [_memory_dict(row) for row in store.con.execute(sql, params).fetchall()]
 
 
-def search_memories(store: Store, encoder: Callable[[], Any], text: str, k: int) -> list[dict[str, Any]]:
+def search_memories(store: Store, encoder: Callable[[], Encoder], text: str, k: int) -> list[dict[str, Any]]:
     """Lexical (BM25) and dense (hnswlib) hits fused by reciprocal rank, with each view's rank."""
     if not text.strip():
         raise InputError("the search text is empty")

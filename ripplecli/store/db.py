@@ -15,6 +15,7 @@ import duckdb
 
 from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.files import read_json_object
+from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
 
 DEFAULT_DIM = 384  # all-MiniLM-L6-v2, the default encoder
@@ -298,7 +299,7 @@ class Store:
         self.set_meta(f"{table}_high_water", highest)
 
     # --- derived indexes ---------------------------------------------------------------------
-    def vector_index(self) -> Any:
+    def vector_index(self) -> VectorIndex:
         """The hnswlib index, rebuilt from the vectors table when its count or version disagrees."""
         if self._vectors is None:
             from ripplecli.store.vectors import HnswIndex
@@ -321,7 +322,7 @@ class Store:
         self._vectors = HnswIndex(self.path / VECTOR_FILE, self.encoder_dim)
         self._fill_from_table(self._vectors)
 
-    def _fill_from_table(self, index: Any) -> None:
+    def _fill_from_table(self, index: VectorIndex) -> None:
         """Rebuild `index` from the vectors table, the source of truth, and save it when the store is writable."""
         index.rebuild(*self.all_vectors())
         if not self.read_only:
@@ -336,7 +337,7 @@ class Store:
         """Forget the in-memory index (after a rollback) so it is reloaded from disk."""
         self._vectors = None
 
-    def lexical_index(self) -> Any:
+    def lexical_index(self) -> LexicalIndex:
         """The BM25 index over restatements, rebuilt when the store changed since it was built."""
         if self._lexical is None:
             from ripplecli.store.lexical import Bm25Index
