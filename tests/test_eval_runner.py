@@ -91,3 +91,74 @@ def test_evidence_of_the_fixture_is_resolved() -> None:
     assert samples["fix-b"].questions[1].gold == ["D1:3", "D2:3"]  # a duplicate id
     with pytest.raises(InputError):
         load_samples(TINY, ["fix-c"])
+
+
+def test_questions_sample_is_fixed_and_per_category(tmp_path: Path) -> None:
+    first = prepare(EvalConfig(TINY, tmp_path, modes=["seeds"], answer="typed", questions=1))
+    again = prepare(EvalConfig(TINY, tmp_path, modes=["seeds"], answer="typed", questions=1))
+    assert first.chosen == again.chosen and first.chosen is not None
+    asked_now = [q for s in first.samples for q in asked(first, s)]
+    categories = [q.category for q in asked_now]
+    assert sorted(categories) == sorted(set(categories)) and 5 in categories  # one per category, cat 5 answered
+    with pytest.raises(InputError, match="--questions"):
+        prepare(EvalConfig(TINY, tmp_path, questions=0))
+
+
+def test_answer_scoring_per_category_with_latency_and_tokens() -> None:
+    from ripplecli.eval.report import abstention_rate, answer_metrics, group_metrics
+
+    records = [
+        {
+            "category": 2,
+            "gold": ["D1:1"],
+            "source_turns": [["D1:1"]],
+            "tokens": [5],
+            "seconds": 0.01,
+            "answer": "7 May 2023",
+            "f1": 1.0,
+            "bleu1": 1.0,
+            "answer_seconds": 0.002,
+            "prompt_tokens": 400,
+            "generated_tokens": 6,
+        },
+        {
+            "category": 2,
+            "gold": ["D1:2"],
+            "source_turns": [["D1:3"]],
+            "tokens": [5],
+            "seconds": 0.01,
+            "answer": "not found in your chats",
+            "f1": 0.0,
+            "bleu1": 0.0,
+            "answer_seconds": 0.004,
+        },
+    ]
+    metrics = group_metrics(records, [10], 100)
+    assert metrics["f1"] == 0.5 and metrics["answered"] == 2 and metrics["prompt_tokens"] == 200
+    assert 2.0 <= metrics["answer_p50_ms"] <= 4.0 and answer_metrics([]) == {}
+    adversarial = [{**records[1], "category": 5}, {**records[0], "category": 5}]
+    assert abstention_rate(adversarial)["rate"] == 0.5
+
+
+def test_compare_lists_flipped_answers() -> None:
+    from ripplecli.eval.compare import compare_reports
+
+    def report(f1: float, answer: str) -> dict:
+        record = {
+            "conversation": "c1",
+            "index": 0,
+            "question": "When?",
+            "category": 2,
+            "gold": ["D1:1"],
+            "gold_answer": "7 May 2023",
+            "mode": "ripple",
+            "source_turns": [["D1:1"]],
+            "f1": f1,
+            "answer": answer,
+        }
+        return {"metrics": {"ripple": {"overall": {"f1": f1}}}, "results": [record]}
+
+    comparison = compare_reports(report(0.0, "8 May"), report(1.0, "7 May 2023"))
+    gained = comparison["answer_flips"]["ripple"]["gained"]
+    assert [(g["before"], g["after"]) for g in gained] == [("8 May", "7 May 2023")]
+    assert comparison["deltas"]["ripple"]["overall"]["f1"]["delta"] == 1.0
