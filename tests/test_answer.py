@@ -132,8 +132,27 @@ def test_a_short_reply_carries_the_turn_it_answers(tmp_path, fake_settings) -> N
     it_is = replies["D1:6"]
     assert it_is.context is not None and it_is.context.turn_id == "D1:5" and it_is.context.speaker == "Ben"
     assert "denver" in it_is.context.locations
-    assert result.answer is not None and "Denver" in (result.answer.span or "")
-    assert result.to_dict()["answer"]["type"] == "where"
+    movers = [e for e in result.evidence if e.source_turns[0] == "D4:6"]  # "The movers come on May 28th."
+    assert "Denver" in (typed_answer("Where is Nora moving to?", [*movers, it_is]).span or "")
+    assert result.answer is not None and result.to_dict()["answer"]["type"] == "where"
+
+
+@pytest.mark.slow
+def test_the_demo_questions_through_the_real_parts(tmp_path) -> None:
+    """The sample chats through the real encoder and spaCy: the demo's questions are answered."""
+    from pathlib import Path
+
+    from ripplecli.api import Memory
+
+    chats = Path(__file__).parents[1] / "sample_chats"
+    with Memory(tmp_path / "store") as memory:
+        memory.ingest(chats / "dinner.json")
+        memory.ingest(chats / "moving.json")
+        grill = memory.recall("Should Alex take Maya to Harbor Grill?", k=20, answer="typed").answer
+        nora = memory.recall("Where is Nora moving to?", answer="typed").answer
+    assert grill is not None and grill.type == "should"
+    assert "oyster bar" in grill.text and "shellfish" in grill.text and "allergic reaction" in grill.text
+    assert nora is not None and "Denver" in (nora.span or "")
 
 
 def test_a_clause_that_echoes_the_question_brings_the_next_one() -> None:

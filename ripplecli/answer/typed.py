@@ -155,7 +155,10 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
         return not_found(asked, evidence)  # the question is about one speaker; only someone else said this
     pick = TYPED.get(asked.type)
     if pick is not None:
-        for clause in [c for c in ranked if c.score >= KEEP_FRACTION * best.score]:
+        kept = [c for c in ranked if c.score >= KEEP_FRACTION * best.score]
+        if asked.type == "where":  # a place is wanted: any clause that carries a cue may name it
+            kept += [c for c in ranked if 0 < c.score < KEEP_FRACTION * best.score]
+        for clause in kept:
             span = pick(asked, clause)
             if span:
                 return answered(asked, span, clause)
@@ -186,7 +189,7 @@ def _where(asked: Question, clause: Clause) -> str | None:
     """The places the memory (or the turn it answers) names that the question does not; not from a memory
     that turns a place down ("passed on the Highland apartment")."""
     e = clause.evidence
-    if polarity(e.restatement) < 0:
+    if polarity(speaker_and_body(e)[1]) < 0:
         return None
     names = [*(e.context.locations if e.context else []), *e.locations]
     return place_span(names, f"{e.context.text if e.context else ''} {e.restatement}", asked.words) or None

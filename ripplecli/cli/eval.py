@@ -156,13 +156,14 @@ def _delta_table(comparison: dict[str, Any]) -> Table:
     """One row per mode and category: each compared metric as `after (delta)`."""
     from ripplecli.eval.compare import COMPARED
 
+    shown = [m for m in COMPARED if any(m in g for d in comparison["deltas"].values() for g in d.values())]
     table = Table(title="after vs before")
-    for column in ("mode", "category", *COMPARED, "flips @30"):
+    for column in ("mode", "category", *shown, "flips @30"):
         table.add_column(column, justify="left" if column in ("mode", "category") else "right")
     for mode in comparison["modes"]:
         flips = comparison["flips"][mode]
         for group, metrics in comparison["deltas"][mode].items():
-            cells = [_delta_cell(metrics[m]) if m in metrics else "-" for m in COMPARED]
+            cells = [_delta_cell(metrics[m]) if m in metrics else "-" for m in shown]
             flip_cell = f"+{len(flips['gained'])} / -{len(flips['lost'])}" if group == "overall" else ""
             table.add_row(inert(mode), inert(group), *cells, flip_cell)
     return table
