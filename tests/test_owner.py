@@ -147,14 +147,16 @@ def _owner_speakers(store: Path) -> set[str]:
 def test_first_ingest_asks_the_owners_name_once_on_a_terminal(cli_store, tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules["ripplecli.cli.ingest"], "stdin_is_terminal", lambda: True)
     chat = write(tmp_path / "sugar.json", OWNER_CHAT)
-    result = run("ingest", str(chat), "--store", str(cli_store), stdin="Alex Doe\n")
+    result = run("ingest", str(chat), "--store", str(cli_store), "--json", stdin="Alex Doe\n")
     assert result.exit_code == 0, result.stderr
-    assert "Your name" in result.stdout and "[User]" in result.stdout  # the export's own name is the default
+    typed, _, document = result.stdout.partition("\n")  # the runner echoes typed input where a terminal would
+    assert typed.strip() == "Alex Doe" and json.loads(document)[0]["owner"] == "Alex Doe"  # the question went to stderr
+    assert "Your name" in result.stderr and "[User]" in result.stderr  # the export's own name is the default
     assert run("config", "get", "me").stdout.strip() == "Alex Doe"
     assert _owner_speakers(cli_store) == {"Alex Doe"}
     second = dict(OWNER_CHAT, conversation_id="another")
     again = run("ingest", str(write(tmp_path / "b.json", second)), "--store", str(cli_store), stdin="")
-    assert again.exit_code == 0 and "Your name" not in again.stdout  # asked once: now it is in the config
+    assert again.exit_code == 0 and "Your name" not in again.output  # asked once: now it is in the config
 
 
 def test_without_a_terminal_the_exports_name_is_kept_with_a_hint(cli_store, tmp_path):
@@ -179,7 +181,7 @@ def test_chats_without_owner_turns_are_not_asked_about(cli_store, tmp_path, monk
     monkeypatch.setattr(sys.modules["ripplecli.cli.ingest"], "stdin_is_terminal", lambda: True)
     chat = write_chat(tmp_path / "plain.json", [session(2, [("Ana", "I like tea.")])])
     result = run("ingest", str(chat), "--store", str(cli_store))
-    assert result.exit_code == 0 and "Your name" not in result.stdout and not result.stderr.strip()
+    assert result.exit_code == 0 and "Your name" not in result.output and not result.stderr.strip()
 
 
 # --- an old store migrates ---------------------------------------------------------------------------

@@ -76,7 +76,8 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
     if name is not None:
         return name, None
     if stdin_is_terminal():
-        answer = typer.prompt("These chats have your own messages. Your name (saved as `me`)", default=default)
+        question = "These chats have your own messages. Your name (saved as `me`)"
+        answer = typer.prompt(question, default=default, err=True)  # stderr: `--json` output stays JSON
         set_config("me", answer)
         return " ".join(answer.split()), None
     hint = (
