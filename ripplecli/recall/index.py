@@ -29,6 +29,8 @@ class RecallIndex:
     speakers: set[str] = field(default_factory=set)
     speaker_of: dict[int, str] = field(default_factory=dict)
     owner: str | None = None  # the name the store owner's turns are stored under (most of them, if it changed)
+    placed: dict[int, tuple[str, datetime | None]] = field(default_factory=dict)  # memory -> conversation, said at
+    titles: dict[str, str] = field(default_factory=dict)  # conversation -> its export's title
 
     @property
     def count(self) -> int:
@@ -39,7 +41,10 @@ class RecallIndex:
     def load(cls, store: Store) -> RecallIndex:
         """Read everything recall needs in a handful of scans."""
         index = cls(version=store.version("memories"))
-        index.texts = queries.restatements(store)
+        rows = queries.placed_restatements(store)
+        index.texts = {mid: text for mid, text, _, _ in rows}
+        index.placed = {mid: (conversation, said) for mid, _, conversation, said in rows}
+        index.titles = queries.conversation_titles(store)
         pairs = {
             "memory_cues": (index.concepts_of, index.holders),
             "memory_persons": (index.persons_of, index.person_holders),

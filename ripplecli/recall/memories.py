@@ -85,15 +85,17 @@ class When:
     refers_to: dict[str, str] | None
 
 
-def whens(store: Store, ids: list[int]) -> dict[int, When]:
+def whens(index: RecallIndex, ids: list[int]) -> dict[int, When]:
     """Conversation, title, said-at and refers-to times of each memory (refers-to only when its text says when)."""
-    if not ids:
-        return {}
-    rows = queries.memory_times(store, ids)
-    return {
-        mid: When(conv, title, _iso(said), {"start": _iso(start), "end": _iso(end)} if grounded and start else None)
-        for mid, conv, title, said, start, end, grounded in rows
-    }
+    wanted = set(ids)
+    refers = {mid: (start, end) for mid, start, end in index.grounded_times if mid in wanted}
+    found = {}
+    for mid in ids:
+        conversation, said = index.placed.get(mid, ("", None))
+        start, end = refers.get(mid, (None, None))
+        about = {"start": _iso(start), "end": _iso(end)} if start else None
+        found[mid] = When(conversation, index.titles.get(conversation), _iso(said), about)  # type: ignore[arg-type]
+    return found
 
 
 def _iso(stamp: datetime | None) -> str | None:

@@ -126,8 +126,7 @@ class Recaller:
         texts = index.texts
         refs = memories.sources(self.store, ids)
         contexts = memories.reply_contexts(self.store, ids, list(index.location_holders))
-        whens = memories.whens(self.store, ids)
-        unknown = memories.When("", None, None, None)
+        whens = memories.whens(index, ids)
         found_by: dict[int, list[Provenance]] = {}
         for view in views:
             for rank, (mid, score) in enumerate(view.ranked, start=1):
@@ -148,10 +147,10 @@ class Recaller:
                 persons=sorted(index.persons_of.get(mid, ())),
                 locations=sorted(index.locations_of.get(mid, ())),
                 context=contexts.get(mid),
-                conversation_id=whens.get(mid, unknown).conversation_id,
-                title=whens.get(mid, unknown).title,
-                said_at=whens.get(mid, unknown).said_at,
-                refers_to=whens.get(mid, unknown).refers_to,
+                conversation_id=whens[mid].conversation_id,
+                title=whens[mid].title,
+                said_at=whens[mid].said_at,
+                refers_to=whens[mid].refers_to,
             )
             for rank, mid in enumerate(ids, start=1)
         ]

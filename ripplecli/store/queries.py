@@ -23,9 +23,15 @@ def memory_ids_of_run(store: Store, run_id: int) -> list[int]:
     return [int(r[0]) for r in rows.fetchall()]
 
 
-def restatements(store: Store) -> dict[int, str]:
-    """memory id -> restatement."""
-    return dict(store.con.execute("SELECT memory_id, restatement FROM memories").fetchall())
+def placed_restatements(store: Store) -> list[tuple[int, str, str, datetime | None]]:
+    """(memory id, restatement, conversation, said at) of every memory."""
+    return store.con.execute("SELECT memory_id, restatement, conversation_id, said_at FROM memories").fetchall()
+
+
+def conversation_titles(store: Store) -> dict[str, str]:
+    """conversation id -> its export's title, for the conversations that have one."""
+    rows = store.con.execute("SELECT conversation_id, title FROM conversations WHERE title IS NOT NULL")
+    return dict(rows.fetchall())
 
 
 def cue_pairs(store: Store, table: str) -> list[tuple[int, str]]:
@@ -83,16 +89,6 @@ def memory_sources(
     return store.con.execute(
         "SELECT p.memory_id, s.turn_id, s.session_id, s.speaker, s.text, s.session_ts, s.said_at FROM provenance p "
         "JOIN sources s USING (source_id) WHERE p.memory_id IN (SELECT unnest($1)) ORDER BY s.position",
-        [ids],
-    ).fetchall()
-
-
-def memory_times(store: Store, ids: list[int]) -> list[tuple[Any, ...]]:
-    """(memory id, conversation, its title, said at, time start, time end, grounded) of these memories."""
-    return store.con.execute(
-        "SELECT m.memory_id, m.conversation_id, c.title, m.said_at, m.time_start, m.time_end, m.time_grounded "
-        "FROM memories m LEFT JOIN conversations c USING (conversation_id) "
-        "WHERE m.memory_id IN (SELECT unnest($1))",
         [ids],
     ).fetchall()
 
