@@ -13,8 +13,8 @@ from ripplecli.answer.base import NO_MODEL, Answer, AnswerStream, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
 from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time
-from ripplecli.manage import OwnYourData, settings_of
 from ripplecli.model import Conversation, Session, Turn
+from ripplecli.own_data import OwnYourData, settings_of
 from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.trace import ChannelHit, RecallResult, Round
@@ -57,7 +57,7 @@ class Memory(OwnYourData):
         self.path = Path(path).expanduser() if path else data_home()
         self.store = Store.open(self.path, create=create and not read_only, read_only=read_only)
         self.settings = settings_of(self.store.get_meta("settings"))  # what the store was built with
-        self.model = model  # a GGUF path; None: $RIPPLE_MODEL or the config file (ripplecli.models)
+        self.model = model  # a GGUF path; None: $RIPPLE_MODEL or the config file (ripplecli.local_models)
         self._encoder: Encoder | None = None
         self._recaller: Recaller | None = None
         self._llm: LLM | None = None
@@ -105,7 +105,7 @@ class Memory(OwnYourData):
     def llm(self):
         """The local model (--model, $RIPPLE_MODEL or the config file), loaded on first use; ModelError if none."""
         if self._llm is None:
-            from ripplecli.models import load_llm
+            from ripplecli.local_models import load_llm
 
             self._llm = load_llm(self.model)
         return self._llm
@@ -236,7 +236,7 @@ class Memory(OwnYourData):
         planner: str = "rules",
         analyzer: str = "rules",
         stream: AnswerStream | None = None,
-    ):
+    ) -> RecallResult:
         """Associative recall: evidence, the trace of how it was found, and optionally an answer.
 
         `planner` and `analyzer` ("rules" or "llm") choose independently where the local model is used; a model's
@@ -265,7 +265,7 @@ class Memory(OwnYourData):
         """The local model as the answerer sees it: configured or not, loaded only if it is used."""
         if answer not in ("auto", "llm"):
             return NO_MODEL
-        from ripplecli.models import resolve_model
+        from ripplecli.local_models import resolve_model
 
         return ModelProvider(resolve_model(self.model) is not None, lambda: self.llm)
 
@@ -284,7 +284,7 @@ def owner_name(conversations: Sequence[Conversation], given: str | None) -> str 
         return None
     if given and given.strip():
         return " ".join(given.split())
-    from ripplecli.models import load_config
+    from ripplecli.local_models import load_config
 
     configured = load_config().get("me")
     return configured if isinstance(configured, str) and configured.strip() else None

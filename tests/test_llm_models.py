@@ -11,7 +11,7 @@ import pytest
 from chats import one_error_line, run
 
 from ripplecli.errors import ModelError
-from ripplecli.models import discover, load_config, ollama_models, resolve_model, set_config
+from ripplecli.local_models import discover, load_config, ollama_models, resolve_model, set_config
 from ripplecli.runtime import gguf_info
 from ripplecli.runtime.gguf_info import check_instruct, read_info
 

@@ -206,7 +206,7 @@ def test_ask_analyzer_llm_on_the_command_line(tmp_path, fake_settings, fake_llm,
     with Memory(store) as memory:
         memory.configure(fake_settings)
         memory.ingest(chat_file(tmp_path), extractor="rules")
-    monkeypatch.setattr("ripplecli.models.load_llm", lambda path=None: fake_llm("{not json"))
+    monkeypatch.setattr("ripplecli.local_models.load_llm", lambda path=None: fake_llm("{not json"))
     args = ["ask", "Where did Alice go?", "--analyzer", "llm", "--no-answer", "--json", "--store", str(store)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

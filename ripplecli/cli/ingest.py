@@ -65,7 +65,7 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
 
     Asked only on a terminal, and saved as `me`."""
     from ripplecli.api import owner_name
-    from ripplecli.models import set_config
+    from ripplecli.local_models import set_config
     from ripplecli.owner import owner_speaker
 
     conversations = [c for _, chats in parsed for c in chats]
@@ -138,7 +138,7 @@ def ingest(
     if not parsed:
         raise InputError("no files given")
     if extractor == "llm" or links == "cable-llm":
-        from ripplecli.models import load_llm
+        from ripplecli.local_models import load_llm
 
         load_llm(model)  # an unusable model is one line before the store is touched
     owner, hint = owner_for(parsed, me)

@@ -45,7 +45,7 @@ def cable(
 ) -> None:
     """Antecedent links (older → newer) for every memory without them; an interrupted run resumes."""
     if llm:
-        from ripplecli.models import load_llm
+        from ripplecli.local_models import load_llm
 
         load_llm(model)  # an unusable model is one line before the store is touched
     with open_memory(store) as memory, progress_bar() as bar:

@@ -60,7 +60,7 @@ def _configured_line(configured: dict[str, Any] | None) -> str:
 @user_errors
 def models(model: ModelOption = None, as_json: JsonOption = False) -> None:
     """List the configured local model and the GGUF files in the usual places (read from headers, not loaded)."""
-    from ripplecli.models import configured_model, discover, search_dirs
+    from ripplecli.local_models import configured_model, discover, search_dirs
 
     configured = configured_model(model)
     found = discover()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ripplecli.store.db import Store
 from ripplecli.store.queries import edges_touching
 from ripplecli.trace import Support
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Scorer = Callable[[list[int]], dict[int, float]]
 
@@ -45,7 +48,7 @@ def reachable(store: Store, anchors: list[int], channel: str, hops: int) -> dict
     return {m: s for m, s in best.items() if m not in anchors}
 
 
-def cosine_scorer(store: Store, target: Any) -> Scorer:
+def cosine_scorer(store: Store, target: np.ndarray) -> Scorer:
     """Scores candidates by the cosine of their stored vectors to a target vector (the semantic channel's way)."""
 
     def score(ids: list[int]) -> dict[int, float]:

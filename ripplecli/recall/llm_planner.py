@@ -7,14 +7,14 @@ when the model's output stays invalid. Anchors outside the evidence are dropped 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name
 from ripplecli.protocols import LLM
 from ripplecli.recall.llm_query import Day, Name, parse_days
-from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, RulesPlanner, Target
+from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, Planner, RulesPlanner, Target
 from ripplecli.recall.query import QueryCues
 from ripplecli.runtime.llm import CallLog, fit_evidence, structured, with_enum
 
@@ -54,7 +54,7 @@ class LLMPlanner:
     name = "llm"
     needs_llm = True
 
-    def __init__(self, llm: LLM, log: CallLog | None = None, fallback: Any = None):
+    def __init__(self, llm: LLM, log: CallLog | None = None, fallback: Planner | None = None):
         self.llm = llm
         self.log = log if log is not None else CallLog()
         self.fallback = fallback or RulesPlanner()

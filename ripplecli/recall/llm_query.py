@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name, content_tokens, match_cues
 from ripplecli.protocols import LLM
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer
+from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer
 from ripplecli.runtime.llm import CallLog, Messages, prompt_budget, prompt_tokens, structured
 
 MAX_NAMES = 50  # known names shown to the model; validation still checks against all of them
@@ -57,7 +57,7 @@ class LLMQueryAnalyzer:
     name = "llm"
     needs_llm = True
 
-    def __init__(self, llm: LLM, log: CallLog | None = None, fallback: Any = None):
+    def __init__(self, llm: LLM, log: CallLog | None = None, fallback: QueryAnalyzer | None = None):
         self.llm = llm
         self.log = log if log is not None else CallLog()
         self.fallback = fallback or RulesQueryAnalyzer()

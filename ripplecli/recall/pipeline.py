@@ -29,7 +29,7 @@ from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
 from ripplecli.recall.planner import Plan, Planner, RulesPlanner
 from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer, with_owner
-from ripplecli.recall.tracing import by_channel, cues_of, plan_of, seeds_of
+from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
 from ripplecli.recall.views import ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
 from ripplecli.store.db import Store
