@@ -161,6 +161,7 @@ class Cues:
     failure: str | None = None  # the LLM analyzer's dropped names or its fallback to the rules
     owner: str | None = None  # the store's owner, when the question says I/me/my
     focus: str | None = None  # the speaker the question's words point to ("What did I ask…": the owner)
+    many: bool = False  # a list question: it wants several items of one kind
 
     def to_dict(self) -> Row:
         """The `query_cues` object."""
@@ -173,7 +174,7 @@ class Cues:
             "time_range": self.time_range,
             "wants": self.wants,
         }
-        for key in ("failure", "owner", "focus"):
+        for key in ("failure", "owner", "focus", "many"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         return data
@@ -214,10 +215,11 @@ class Target:
     concepts: list[str]
     time_range: list[str] | None
     wants: str | None
+    many: bool = False  # a list question: more of the same kind from sessions not yet covered
 
     def to_dict(self) -> Row:
         """The planner's `target` object."""
-        return {
+        data: Row = {
             "restatement": self.restatement,
             "persons": self.persons,
             "locations": self.locations,
@@ -225,6 +227,7 @@ class Target:
             "time_range": self.time_range,
             "wants": self.wants,
         }
+        return data | ({"many": True} if self.many else {})
 
 
 @dataclass
@@ -272,6 +275,19 @@ class Round:
 
 
 @dataclass
+class SessionRank:
+    """A session ranked as a unit by the session view: its key (first memory id), score and memories."""
+
+    session: int
+    score: float
+    members: list[int]
+
+    def to_dict(self) -> Row:
+        """One `sessions` row."""
+        return {"session": self.session, "score": self.score, "members": self.members}
+
+
+@dataclass
 class Focus:
     """A question about one speaker of the chat: what the others said ranks `others_demoted`× further down."""
 
@@ -295,6 +311,7 @@ class Trace:
     support: SupportByChannel | None = None  # support found outside planner rounds (locality, host links, kinds)
     focus: Focus | None = None
     evidence: list[int] | None = None
+    sessions: list[SessionRank] | None = None  # the session view's best sessions, when the mode has it
     llm_calls: list[Row] | None = None  # the local model's calls (CallLog.to_list), when there were any
 
     def to_dict(self) -> Row:
@@ -304,6 +321,8 @@ class Trace:
             data["note"] = self.note
         if self.seeds is not None:
             data["seeds"] = {view: _rows(rows) for view, rows in self.seeds.items()}
+        if self.sessions is not None:
+            data["sessions"] = _rows(self.sessions)
         if self.rounds is not None:
             data["rounds"] = _rows(self.rounds)
         if self.support is not None:

@@ -8,7 +8,18 @@ from rich.tree import Tree
 
 from ripplecli.answer.base import Answer
 from ripplecli.cli.common import inert
-from ripplecli.trace import ChannelHit, Cues, Evidence, RecallResult, Round, Seed, Support, SupportByChannel, ViewHit
+from ripplecli.trace import (
+    ChannelHit,
+    Cues,
+    Evidence,
+    RecallResult,
+    Round,
+    Seed,
+    SessionRank,
+    Support,
+    SupportByChannel,
+    ViewHit,
+)
 
 TEXT_WIDTH = 90
 
@@ -29,6 +40,8 @@ def _cues(tree: Tree, cues: Cues) -> None:
         ("concepts", cues.concepts),
     ):
         node.add(f"{key}: {inert(', '.join(values)) if values else '[dim]none[/]'}")
+    if cues.many:
+        node.add("wants: a list (several items of one kind, from several sessions)")
     if cues.owner:
         node.add(f"you: I/me/my are {inert(cues.owner)}, the store's owner")
     time_range = cues.time_range
@@ -44,6 +57,14 @@ def _seeds(tree: Tree, seeds: dict[str, list[Seed]]) -> None:
         branch = node.add(f"{view} ({len(rows)})")
         for row in rows:
             branch.add(f"m{row.id}  {row.score:.3f}  {clip(row.text)}")
+
+
+def _sessions(tree: Tree, sessions: list[SessionRank]) -> None:
+    """The session view: sessions ranked as units, each by its first memory and size."""
+    node = tree.add(f"[bold]sessions[/] (ranked as units, {len(sessions)})")
+    for row in sessions:
+        first, last = row.members[0], row.members[-1]
+        node.add(f"session of m{first}…m{last} ({len(row.members)} memories)  {row.score:.3f}")
 
 
 def _support_line(s: Support) -> str:
@@ -82,6 +103,7 @@ def _rounds(tree: Tree, rounds: list[Round]) -> None:
         if target:
             cue_text = ", ".join([*target.persons, *target.locations, *target.concepts])
             wants = f"  wants: a {target.wants}" if target.wants else ""
+            wants += "  list: more from other sessions" if target.many else ""
             node.add(f"missing-support target: “{inert(target.restatement)}”  cues: {inert(cue_text)}{wants}")
         if plan.missing:
             node.add(f"not yet covered: {inert(', '.join(plan.missing))}")
@@ -155,6 +177,8 @@ def trace_tree(result: RecallResult) -> Tree:
     if trace.note:
         tree.add(f"[yellow]{inert(trace.note)}[/]")
     _seeds(tree, trace.seeds or {})
+    if trace.sessions:
+        _sessions(tree, trace.sessions)
     _rounds(tree, trace.rounds or [])
     if trace.focus:
         focus = trace.focus

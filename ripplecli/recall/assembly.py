@@ -12,6 +12,7 @@ from ripplecli.trace import Support
 SEED_DEPTH = {"dense": 10, "lexical": 5, "cue": 5}  # the LoCoMo setting of the paper
 PROVENANCE_WEIGHT = {"dense": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}  # paper's π weights
 SEED_POOL = sum(SEED_DEPTH.values())  # C0: the union, filled to 20 by fusion when the views overlap
+SEED_DEPTH["session"] = 5  # the session view's first hop (modes with `sessions`); the pool stays 20
 SEED_FUSION_K = 5.0  # RRF constant ordering the three views (measured best of 5/20/60 on dev)
 SUPPORT_FUSION_K = 10.0  # RRF constant merging support into the seed ranking below the protected head
 PROTECTED_HEAD = 8  # the best seeds keep their places: support enters below them (dev: K=10 +1.6 pts)
@@ -27,9 +28,14 @@ CENTRALITY_FUSION_K = 10.0
 FOCUS_DEMOTION = 5.0
 
 
+# RRF weight of the session view against each memory view (tuning conversations: 0.25 > 0.5 > 1.0, where 1.0 lost
+# 8 points of multi-hop full@30: a session's weaker turns crowd out the question's best matches)
+SESSION_VIEW_WEIGHT = 0.25
+
+
 def fuse_views(views: list[ViewHits]) -> dict[int, float]:
     """RRF score of every memory any view returned."""
-    return rrf([(v.ranked, 1.0) for v in views], SEED_FUSION_K)
+    return rrf([(v.ranked, SESSION_VIEW_WEIGHT if v.view == "session" else 1.0) for v in views], SEED_FUSION_K)
 
 
 def seed_ranking(views: list[ViewHits], fused: dict[int, float] | None = None) -> list[int]:

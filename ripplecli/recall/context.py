@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Planner
 from ripplecli.recall.query import QueryCues
+from ripplecli.recall.sessions import Sessions
 from ripplecli.recall.views import Ranked
 from ripplecli.store.db import Store
 from ripplecli.trace import Round, Support, SupportByChannel
@@ -43,6 +44,11 @@ class RecallContext:
     seeds: list[int]  # the first hop, best first
     fused: dict[int, float]  # every view's hits fused (RRF)
     vector: np.ndarray | None  # the question's vector, when the mode encodes it
+    sessions: Sessions = None  # type: ignore[assignment]  # session membership, walked as strategies ask for it
+
+    def __post_init__(self) -> None:
+        if self.sessions is None:
+            self.sessions = Sessions(self.index)
 
     def by_fused(self, ids: list[int]) -> list[int]:
         """`ids` by fused score, best first."""

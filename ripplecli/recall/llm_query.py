@@ -146,6 +146,7 @@ def merge(out: QueryOut, rules: QueryCues, index: RecallIndex, persons: set[str]
         concepts=list(dict.fromkeys([*rules.concepts, *match_cues(restated, index.forms)])),
         time_range=_time(out.time_range, rules.time_range, problems),
         wants=rules.wants,
+        many=rules.many,
     )
     return cues, problems
 

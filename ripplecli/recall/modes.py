@@ -11,10 +11,11 @@ class Mode:
     """One retrieval variant: which views seed, how evidence grows, how it is ordered."""
 
     views: tuple[str, ...] = ("dense", "lexical", "cue")
-    growth: str = "none"  # none | locality | expand | ripple | paper | ripple+cable | ripple+cable-nosub
+    growth: str = "none"  # none | locality | expand | ripple | ripple+sessions | paper | ripple+cable | …
     order: str = "fusion"  # fusion | rho
     host: str = "none"  # none | antecedent: CABLE picks replace the lowest-ranked results (recall/cable.py)
     focus: bool = False  # the speaker the question is about first (assembly.speaker_first)
+    sessions: bool = False  # sessions ranked as units seed too (recall/sessions.py: the fourth first-hop view)
 
 
 MODES: dict[str, Mode] = {  # in this order in `ripple eval` reports and in help
@@ -25,6 +26,8 @@ MODES: dict[str, Mode] = {  # in this order in `ripple eval` reports and in help
     "seeds+contiguity+focus": Mode(growth="locality", focus=True),  # the locality baseline with ripple's focus
     "expand": Mode(growth="expand"),
     "ripple": Mode(growth="ripple", focus=True),
+    # ripple with sessions as units (session view, session-local recall, list questions): measured, not the default
+    "ripple+sessions": Mode(growth="ripple+sessions", focus=True, sessions=True),
     "ripple-paper": Mode(growth="paper", order="rho"),
     "dense+cable": Mode(views=("dense",), host="antecedent"),
     "seeds+cable": Mode(host="antecedent"),

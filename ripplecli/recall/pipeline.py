@@ -14,6 +14,7 @@ from ripplecli.recall.activation import spread
 from ripplecli.recall.assembly import (
     FOCUS_DEMOTION,
     SEED_DEPTH,
+    SEED_FUSION_K,
     SEED_POOL,
     focus_speaker,
     fuse_views,
@@ -29,11 +30,12 @@ from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
 from ripplecli.recall.planner import Plan, Planner, RulesPlanner
 from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer, with_owner
+from ripplecli.recall.sessions import Sessions, cue_weights, local_ranking, session_view
 from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
 from ripplecli.recall.views import ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
 from ripplecli.store.db import Store
-from ripplecli.trace import Evidence, Focus, Provenance, RecallResult, Round, Support, Trace, ViewHit
+from ripplecli.trace import Evidence, Focus, Provenance, RecallResult, Round, SessionRank, Support, Trace, ViewHit
 
 __all__ = ["MODES", "Growth", "Mode", "RecallContext", "RecallParams", "Recaller"]
 
@@ -44,6 +46,16 @@ WANTED_TOP = 5  # memories of the wanted kind added as support (dev: 3, 5 and 10
 WANTED_KINDS: dict[str, Callable[[RecallIndex, int], bool]] = {
     "place": lambda index, mid: bool(index.locations_of.get(mid)),
 }
+# `ripple+sessions` (every constant chosen on conv-26, conv-30 and conv-41; README, "Sessions as units").
+SESSION_FROM_SEEDS = 5  # sessions of the anchors and of this many top seeds are read further (session-local)
+SESSION_LOCAL_TOP = 2  # memories taken from each such session, ranked by the question's vector and cues
+# Session-local recall for list questions only: for every question it cost as much as it found (K = 30 -0.3 pts).
+SESSION_LOCAL_LISTS_ONLY = True
+SESSION_VIEW_DEPTH = 40  # memories the session view ranks (sessions in order, each by its members' fused rank)
+LIST_COVERED = 10  # a list question's sessions count as covered when one of the first this-many seeds is there
+LIST_TOP = 3  # items taken from sessions not yet covered, the best one per session (3 > 5 on the tuning set)
+LIST_SESSIONS = 3  # a list target is met when the evidence head spans this many sessions
+LIST_ROUNDS = 2  # a list question may take a second round while its target is still open
 RoundStep = Callable[[RecallContext, Plan, set[int]], Growth]  # one round of a planner-guided strategy
 
 
@@ -81,11 +93,27 @@ class Recaller:
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
         vector = self.encoder().encode([cues.text])[0] if "dense" in mode.views or mode.growth != "none" else None
         views = self._views(mode, cues, vector, params.k)
+        sessions = Sessions(index)
+        if mode.sessions:
+            by_session, ranked_sessions = session_view(views, sessions, SEED_FUSION_K, SESSION_VIEW_DEPTH)
+            views.append(by_session)
+            trace.sessions = [
+                SessionRank(key, round(score, 4), sessions.members(key)) for key, score in ranked_sessions[:5]
+            ]
         trace.seeds = {v.view: seeds_of(index, v.top(SEED_DEPTH[v.view])) for v in views}
         fused = fuse_views(views)
         base = seed_ranking(views, fused)
         ctx = RecallContext(
-            self.store, index, self.encoder, planner or RulesPlanner(), params, cues, base[:SEED_POOL], fused, vector
+            self.store,
+            index,
+            self.encoder,
+            planner or RulesPlanner(),
+            params,
+            cues,
+            base[:SEED_POOL],
+            fused,
+            vector,
+            sessions,
         )
         growth = GROWTH[mode.growth](ctx)
         trace.rounds, trace.support = growth.rounds, growth.shown
@@ -204,6 +232,11 @@ def grow_ripple(ctx: RecallContext, one_round: RoundStep | None = None) -> Growt
     return _with_wanted_kind(ctx, _rounds(ctx, one_round or _ripple_round))
 
 
+def grow_sessions(ctx: RecallContext) -> Growth:
+    """Ripple with sessions as units: session-local recall, and list questions reaching uncovered sessions."""
+    return _with_wanted_kind(ctx, _rounds(ctx, _sessions_round, lists=True))
+
+
 def _with_wanted_kind(ctx: RecallContext, growth: Growth) -> Growth:
     """A question that asks for a kind of memory (places) gets more of that kind, from other sessions too."""
     wants = ctx.cues.wants
@@ -244,6 +277,7 @@ GROWTH: dict[str, Callable[[RecallContext], Growth]] = {
     "locality": grow_locality,
     "expand": grow_expand,
     "ripple": grow_ripple,
+    "ripple+sessions": grow_sessions,
     "paper": grow_paper,
     "ripple+cable": _grow_cable("antecedent"),
     "ripple+cable-nosub": _grow_cable("antecedent-nosub"),
@@ -261,12 +295,16 @@ def _host_links(
     return ranked, {mode.host: ctx.shown(picks)}
 
 
-def _rounds(ctx: RecallContext, one_round: RoundStep) -> Growth:
-    """Plan, diffuse, add support; stop on STOP, no anchors, no new support or the round budget."""
+def _rounds(ctx: RecallContext, one_round: RoundStep, lists: bool = False) -> Growth:
+    """Plan, diffuse, add support; stop on STOP, no anchors, no new support or the round budget.
+
+    With `lists`, a list question whose target is still open after the asked rounds gets one more (LIST_ROUNDS)."""
     index = ctx.index
     evidence = list(ctx.seeds)
     growth = Growth(rounds=[])
-    for number in range(ctx.params.rounds):
+    lists = lists and ctx.cues.many and ctx.params.rounds > 0
+    budget = max(ctx.params.rounds, LIST_ROUNDS) if lists else ctx.params.rounds
+    for number in range(budget):
         ranked = ctx.by_fused(evidence)
         plan = ctx.planner.plan(
             ctx.cues, memories.candidates(index, [(m, ctx.fused.get(m, 0.0)) for m in ranked]), index.speakers
@@ -285,7 +323,19 @@ def _rounds(ctx: RecallContext, one_round: RoundStep) -> Growth:
             break
         growth.support += new
         evidence += [s.memory_id for s in new if s.memory_id not in evidence]
+        if lists and number + 1 >= ctx.params.rounds:  # past the asked rounds: only an open list target goes on
+            record.stopped = _list_stop(ctx, evidence, number + 1 >= budget)
+            if record.stopped:
+                break
     return growth
+
+
+def _list_stop(ctx: RecallContext, evidence: list[int], last: bool) -> str | None:
+    """Why a list question stops after this round (None: its target is still open and a round is left)."""
+    spanned = len({ctx.sessions.of(m) for m in evidence[: SEED_POOL + ACTIVATION_TOP]})
+    if spanned >= LIST_SESSIONS:
+        return f"list target met: items from {spanned} sessions"
+    return "round budget spent with the list target open" if last else None
 
 
 def _ripple_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
@@ -299,6 +349,67 @@ def _ripple_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
         Support(a.memory_id, "activation", a.mass, [*a.via_anchors[:1], a.memory_id], [], a.via_cues) for a in new
     ]
     return Growth(support, [(a.memory_id, a.mass) for a in activated])
+
+
+def _sessions_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
+    """A ripple round, then the rest of the sessions already reached and, for a list, sessions not yet reached."""
+    step = _ripple_round(ctx, plan, evidence)
+    taken = evidence | {s.memory_id for s in step.support}
+    if ctx.cues.many or not SESSION_LOCAL_LISTS_ONLY:
+        step.support += _session_local(ctx, plan, taken)
+    if plan.target and plan.target.many:
+        step.support += _list_items(ctx, taken | {s.memory_id for s in step.support})
+    return step
+
+
+def _question_weights(ctx: RecallContext) -> dict[str, float]:
+    """IDF weights of the question's discriminating cues (not the chat's own speakers)."""
+    from ripplecli.recall.planner import question_cues
+
+    return cue_weights(ctx.index, question_cues(ctx.cues, ctx.index.speakers))
+
+
+def _session_local(ctx: RecallContext, plan: Plan, taken: set[int]) -> list[Support]:
+    """The rest of each session the anchors and top seeds sit in, ranked by the question's vector and cues.
+
+    A question about one speaker reads that speaker's turns only. Each session's best comes before any second best."""
+    if not SESSION_LOCAL_TOP:
+        return []
+    weights = _question_weights(ctx)
+    speaker = focus_speaker(ctx.cues.persons, ctx.index.speakers, ctx.cues.focus)
+    picks: list[tuple[int, float, Support]] = []
+    seen: set[int] = set()
+    for start in dict.fromkeys([*plan.anchors, *ctx.seeds[:SESSION_FROM_SEEDS]]):
+        key = ctx.sessions.of(start)
+        if key in seen:
+            continue
+        seen.add(key)
+        rest = [
+            m for m in ctx.sessions.members(start) if m not in taken and speaker in (None, ctx.index.speaker_of.get(m))
+        ]
+        ranked = local_ranking(ctx.store, ctx.index, rest, ctx.vector, weights)[:SESSION_LOCAL_TOP]
+        picks += [(place, -score, Support(m, "session", score, [start, m])) for place, (m, score) in enumerate(ranked)]
+    return [support for *_, support in sorted(picks, key=lambda p: (p[0], p[1], p[2].memory_id))]
+
+
+def _list_items(ctx: RecallContext, taken: set[int]) -> list[Support]:
+    """A list question: the best item of each session the first hop reached but its top seeds did not.
+
+    Sessions come from the views' hits (bounded); each is read like a session-local one (the speaker's turns, by
+    the question's vector and cues), and its best memory stands for it; the best sessions win."""
+    covered = {ctx.sessions.of(m) for m in ctx.seeds[:LIST_COVERED]}
+    speaker = focus_speaker(ctx.cues.persons, ctx.index.speakers, ctx.cues.focus)
+    weights = _question_weights(ctx)
+    best: list[tuple[float, int, int]] = []
+    for m in sorted(ctx.fused, key=lambda mid: (-ctx.fused[mid], mid)):
+        key = ctx.sessions.of(m)
+        if key in covered:
+            continue
+        covered.add(key)
+        rest = [x for x in ctx.sessions.members(m) if x not in taken and speaker in (None, ctx.index.speaker_of.get(x))]
+        ranked = local_ranking(ctx.store, ctx.index, rest, ctx.vector, weights)[:1]
+        best += [(-score, mid, key) for mid, score in ranked]
+    return [Support(mid, "list", -neg, [mid]) for neg, mid, _ in sorted(best)[:LIST_TOP]]
 
 
 def _paper_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:

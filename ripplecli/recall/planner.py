@@ -39,6 +39,7 @@ class Target:
     concepts: list[str] = field(default_factory=list)
     time_range: tuple[datetime, datetime] | None = None
     wants: str | None = None  # the kind of memory still wanted ("place"): more of it from other sessions
+    many: bool = False  # a list question: more items of the same kind, from sessions the evidence has not covered
 
 
 @dataclass
@@ -97,4 +98,6 @@ class RulesPlanner:
         locations = [c.split(":", 1)[1] for c in missing if c.startswith("location:")] or list(cues.locations)
         subject = " and ".join(p.title() for p in persons) or "Someone"
         words = ", ".join([*concepts, *locations]) or " ".join(cues.keywords)
-        return Target(f"{subject}: {words}".strip(), persons, locations, concepts, cues.time_range, cues.wants)
+        return Target(
+            f"{subject}: {words}".strip(), persons, locations, concepts, cues.time_range, cues.wants, cues.many
+        )

@@ -24,6 +24,14 @@ ANSWER_KINDS = {
         r"\b(where|cit(?:y|ies)|countr(?:y|ies)|states?|places?|locations?|visit(?:ed)?|travel\w*|been to)\b", re.I
     ),
 }
+# A question that wants several items of one kind ("What books has Melanie read?", "names of John's dogs"): its
+# answer is spread over sessions, so recall looks for more of the same kind in sessions not yet covered.
+LIST_QUESTION = re.compile(
+    r"^\s*(?:in\s+)?(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:\w+\s+)?"
+    r"(?!(?:is|was|does|has|this|thus)\b)\w+s\s+(?:has|have|had|does|do|did|is|are|was|were|would|might|could)\b"
+    r"|\bnames\s+of\b|\bwhat\s+are\s+some\b|\bin\s+what\s+ways\b",
+    re.I,
+)
 _RELATIVE = {
     "yesterday": ("day", -1),
     "today": ("day", 0),
@@ -49,6 +57,7 @@ class QueryCues:
     wants: str | None = None  # the kind of memory that answers it ("place"), from ANSWER_KINDS
     owner: str | None = None  # the store owner, when the question says I/me/my (and `text` then names them)
     focus: str | None = None  # the speaker whose own words answer it, when the question says so ("what did I…")
+    many: bool = False  # it asks for several items of one kind (LIST_QUESTION)
 
 
 class QueryAnalyzer(Protocol):
@@ -94,6 +103,11 @@ def _shift(unit: str, anchor: datetime, steps: int) -> datetime:
 def answer_kind(question: str) -> str | None:
     """ "Which cities has Jon visited?" wants memories that name a place."""
     return next((kind for kind, pattern in ANSWER_KINDS.items() if pattern.search(question)), None)
+
+
+def wants_many(question: str) -> bool:
+    """ "What activities does Melanie partake in?" wants a list, not one memory."""
+    return LIST_QUESTION.search(question) is not None
 
 
 def time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | None:
@@ -160,4 +174,5 @@ class RulesQueryAnalyzer:
             concepts=match_cues(question, index.forms),
             time_range=time_range(question, as_of),
             wants=answer_kind(question),
+            many=wants_many(question),
         )

@@ -29,6 +29,7 @@ def cues_of(cues: QueryCues, failure: str | None = None) -> trace.Cues:
         failure,
         cues.owner,
         cues.focus,
+        cues.many,
     )
 
 
@@ -44,7 +45,7 @@ def plan_of(plan: Plan, index: RecallIndex) -> trace.Plan:
     if plan.target:
         t = plan.target
         target = trace.Target(
-            t.restatement, list(t.persons), list(t.locations), list(t.concepts), _times(t.time_range), t.wants
+            t.restatement, list(t.persons), list(t.locations), list(t.concepts), _times(t.time_range), t.wants, t.many
         )
     texts = index.texts
     return trace.Plan(

@@ -1,0 +1,195 @@
+"""Sessions as units (`ripple+sessions`): session membership, the session view, session-local recall, list questions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from test_json_schema import check, schema
+from test_recall import hand_built
+from typer.testing import CliRunner
+
+from ripplecli.cli import app
+from ripplecli.recall import pipeline
+from ripplecli.recall.context import RecallContext, RecallParams
+from ripplecli.recall.index import RecallIndex
+from ripplecli.recall.planner import Plan, Target
+from ripplecli.recall.query import QueryCues, wants_many
+from ripplecli.recall.sessions import Sessions, local_ranking, session_view
+from ripplecli.recall.views import ViewHits
+from ripplecli.trace import Cues, RecallResult, Round, SessionRank, Support, Trace
+from ripplecli.trace import Plan as TracePlan
+from ripplecli.trace import Target as TraceTarget
+
+# Two sessions: 1-2-3-4-5 and 6-7-8-9, joined by their contiguity links only.
+CONTIGUITY = [
+    (1, 2, "contiguity", 1.0),
+    (2, 3, "contiguity", 1.0),
+    (3, 4, "contiguity", 1.0),
+    (4, 5, "contiguity", 1.0),
+]
+CONTIGUITY += [(6, 7, "contiguity", 1.0), (7, 8, "contiguity", 1.0), (8, 9, "contiguity", 1.0)]
+CUES = {1: ["dog"], 2: ["weather"], 3: ["work"], 4: ["weather"], 5: ["dog", "biscuit"], 6: ["dog"], 7: ["tea"]}
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> tuple[RecallIndex, object]:
+    """The two-session store and its recall maps."""
+    store = hand_built(tmp_path, CONTIGUITY, CUES)
+    return RecallIndex.load(store), store
+
+
+def test_sessions_are_walked_from_contiguity_links(index) -> None:
+    sessions = Sessions(index[0])
+    assert sessions.of(3) == sessions.of(5) == 1 and sessions.of(8) == 6
+    assert sessions.members(4) == [1, 2, 3, 4, 5] and sessions.members(9) == [6, 7, 8, 9]
+
+
+def test_session_view_ranks_sessions_as_units(index) -> None:
+    """The best single memory (6) sits in a session with nothing else; the session holding three fair matches wins."""
+    dense = ViewHits("dense", [(6, 0.9), (2, 0.5), (4, 0.4), (5, 0.3)])
+    lexical = ViewHits("lexical", [(6, 3.0), (5, 2.0), (2, 1.0)])
+    hits, ranked = session_view([dense, lexical, ViewHits("cue", [(7, 1.0)])], Sessions(index[0]), 5.0, 40)
+    assert [key for key, _ in ranked] == [1, 6]
+    assert hits.view == "session" and [m for m, _ in hits.ranked] == [2, 5, 4, 6]  # the cue view does not count
+
+
+def test_session_local_reads_the_anchors_session_beyond_its_neighbours(index, monkeypatch) -> None:
+    """From anchor 1, the rest of its session ranks by the question's rare cues: 5 (two hops away) comes first."""
+    recall_index, store = index
+    monkeypatch.setattr(pipeline, "SESSION_LOCAL_TOP", 2)
+    cues = QueryCues("What are the names of the dogs?", concepts=["dog", "biscuit"], many=True)
+    ctx = RecallContext(store, recall_index, None, None, RecallParams(), cues, [1], {1: 1.0}, None)  # type: ignore[arg-type]
+    plan = Plan(True, None, [1], Target("Someone: dog", many=True))
+    found = pipeline._session_local(ctx, plan, {1})
+    assert [s.memory_id for s in found] == [5, 2]  # 5 shares both cues; 2 is only a neighbour
+    assert found[0].channel == "session" and found[0].path == [1, 5]
+    assert next(m for m, _ in local_ranking(store, recall_index, [2, 3, 4, 5], None, {"dog": 1.0})) == 5
+
+
+def test_list_items_come_from_sessions_the_seeds_have_not_covered(index) -> None:
+    recall_index, store = index
+    cues = QueryCues("What are the names of the dogs?", concepts=["dog"], many=True)
+    fused = {1: 0.9, 2: 0.8, 7: 0.5}
+    ctx = RecallContext(store, recall_index, None, None, RecallParams(), cues, [1, 2], fused, None)  # type: ignore[arg-type]
+    found = pipeline._list_items(ctx, {1, 2})
+    assert [(s.memory_id, s.channel) for s in found] == [(6, "list")]  # session 6-9's best item by the cue "dog"
+
+
+def test_list_questions() -> None:
+    for question in (
+        "What books has Melanie read?",
+        "Which cities has Jon visited?",
+        "What are the names of James's dogs?",
+        "What activities does Melanie partake in?",
+    ):
+        assert wants_many(question), question
+    for question in ("What is the name of Maria's puppy?", "When did Caroline go hiking?", "What was Jon's job?"):
+        assert not wants_many(question), question
+
+
+def test_trace_renders_the_session_view_and_the_list_target() -> None:
+    from ripplecli.cli.render import trace_tree
+
+    target = TraceTarget("Melanie: book", ["melanie"], [], ["book"], None, None, many=True)
+    plan = TracePlan("continue", None, [], target, [], [])
+    support = {"session": [Support(5, "session", 0.4, [1, 5], text="m5")], "list": [Support(6, "list", 0.3, [6])]}
+    trace = Trace(
+        Cues("", ["books"], ["melanie"], [], ["book"], None, None, many=True),
+        "ripple+sessions",
+        seeds={"session": []},
+        rounds=[Round(1, plan, support, "list target met: items from 3 sessions")],
+        sessions=[SessionRank(1, 0.25, [1, 2, 3, 4, 5])],
+    )
+    console = Console(width=100, record=True)
+    console.print(trace_tree(RecallResult("What books has Melanie read?", "ripple+sessions", 5, [], trace)))
+    text = console.export_text()
+    for needle in (
+        "wants: a list",
+        "sessions (ranked as units, 1)",
+        "session of m1…m5 (5 memories)",
+        "list: more from other sessions",
+        "support · session (1)",
+        "m1 → m5",
+        "support · list (1)",
+        "stop: list target met: items from 3 sessions",
+    ):
+        assert needle in text, needle
+    document = trace.to_dict()
+    assert document["sessions"] == [{"session": 1, "score": 0.25, "members": [1, 2, 3, 4, 5]}]
+    assert document["query_cues"]["many"] is True and document["rounds"][0]["planner"]["target"]["many"] is True
+
+
+# --- a sample chat: a list whose items sit in three sessions ------------------------------------------------
+HOBBY_DECOYS = [
+    "Nora, which hobbies are you thinking about?",
+    "Hobbies keep me sane, Sam.",
+    "Hobbies are the best way to meet people.",
+    "I need hobbies that are not screens.",
+    "The library lists hobbies for newcomers.",
+    "Hobbies cost money though.",
+    "Free hobbies exist, Nora.",
+    "Name three hobbies you would try.",
+    "I can never choose between hobbies.",
+    "Pick hobbies with a fixed weekday.",
+    "Hobbies with people, not alone.",
+    "My sister says hobbies fix everything.",
+]
+FILLER = [
+    ("Sam", "How was your week?"),
+    ("Nora", "Busy, the office moved floors."),
+    ("Sam", "Did they give you a window?"),
+    ("Nora", "A window and a plant."),
+]
+
+
+def hobbies_chat(path: Path) -> Path:
+    """Nora's three new hobbies, one per session, each said without the word; the first session talks hobbies."""
+    first = [("Sam", "Hey Nora, how was the move?"), ("Nora", "My first new hobby is pottery, on Tuesdays.")]
+    first += [("Sam" if i % 2 == 0 else "Nora", text) for i, text in enumerate(HOBBY_DECOYS)]
+    second = [*FILLER[:2], ("Nora", "Guess what, I joined a choir, we sing on Thursday evenings."), *FILLER[2:]]
+    third = [*FILLER[:2], ("Nora", "And I climb now: bouldering at the gym twice a week."), *FILLER[2:]]
+    days = ["2026-03-01T18:00:00", "2026-03-15T19:00:00", "2026-04-02T20:00:00"]
+    sessions = [
+        {"timestamp": day, "turns": [{"speaker": who, "text": text} for who, text in turns]}
+        for day, turns in zip(days, (first, second, third), strict=True)
+    ]
+    path.write_text(json.dumps({"conversation_id": "new-hobbies", "sessions": sessions}), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def hobbies_store(tmp_path: Path, fake_settings, fake_extractor) -> Path:
+    """The hobbies chat through the fake encoder and extractor."""
+    from chats import new_memory
+
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        memory.ingest(hobbies_chat(tmp_path / "hobbies.json"))
+    return tmp_path / "store"
+
+
+def test_a_list_question_reaches_items_in_three_sessions(hobbies_store: Path) -> None:
+    from ripplecli.api import Memory
+
+    question = "What hobbies has Nora taken up?"
+    items = {"pottery", "choir", "bouldering"}
+    with Memory(hobbies_store, read_only=True) as memory:
+        sessions = memory.recall(question, k=16, mode="ripple+sessions")
+        seeds = memory.recall(question, k=16, mode="seeds")
+    found = lambda result: {w for e in result.evidence for w in items if w in e.restatement}  # noqa: E731
+    assert found(sessions) == items
+    assert found(seeds) != items
+    assert sessions.trace.query_cues.many and sessions.trace.sessions
+    stopped = sessions.trace.rounds[-1].stopped or ""
+    assert stopped.startswith(("list target met", "round budget", "no new support"))
+
+
+def test_a_list_question_writes_the_documented_schema(hobbies_store: Path) -> None:
+    args = ["ask", "What hobbies has Nora taken up?", "--mode", "ripple+sessions", "--json", "--answer", "none"]
+    result = CliRunner().invoke(app, [*args, "--store", str(hobbies_store)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    check(document, "document", schema(), "document")
+    assert document["trace"]["sessions"] and document["trace"]["query_cues"]["many"] is True
