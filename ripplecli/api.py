@@ -28,8 +28,8 @@ REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
 MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
 # The library face: the store, turns to remember, the agent's compact result, and parsing what users type.
 __all__ = ["Memory", "NewTurn", "compact_result", "naive_utc", "parse_date", "parse_memory_id", "parse_time"]
-# One ingest holds a file's turns, drafts and vectors in memory at once and writes each conversation in one
-# transaction: beyond this many turns a file is refused (split it) rather than let the process grow unbounded.
+# A file is read and checked whole, in memory, before its first write: beyond this many turns it is refused
+# (split it) rather than let one ingest grow without bound.
 MAX_TURNS_PER_FILE = 50_000
 
 
