@@ -274,6 +274,7 @@ class Memory(OwnYourData):
         self.encoder.encode(["warm up"])
         if self.store.count("memories"):
             self.recall("warm up", k=1)
+            self._recaller.warm()  # a server answers many questions: hold the recall maps whole from the start
 
 
 def owner_name(conversations: Sequence[Conversation], given: str | None) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because been before
@@ -74,9 +74,13 @@ def canonical_name(name: str) -> str:
     return " ".join(name.casefold().split())
 
 
-def match_cues(text: str, vocabulary: dict[str, str], max_n: int = 4) -> list[str]:
+def match_cues(text: str, vocabulary: Mapping[str, str], max_n: int = 4) -> list[str]:
     """Cue keys found in `text` by longest-first n-gram lookup in a form -> key vocabulary."""
     tokens = content_tokens(text)
+    prefetch = getattr(vocabulary, "prefetch", None)  # a store-backed vocabulary reads all n-grams in one query
+    if prefetch is not None:
+        top = min(max_n, len(tokens))
+        prefetch(" ".join(tokens[i : i + n]) for n in range(top, 0, -1) for i in range(len(tokens) - n + 1))
     found: list[str] = []
     used = [False] * len(tokens)
     for n in range(min(max_n, len(tokens)), 0, -1):

@@ -40,6 +40,7 @@ NODE_BUDGET = 2000  # memories in the local graph; a whole dev conversation (≤
 def informative_cues(index: RecallIndex, cues: set[str], max_df: float) -> set[str]:
     """Cues rare enough to carry information (held by at most max_df · N memories, at least 5, at most the cap)."""
     limit = min(max(5.0, max_df * index.count), HOLDER_CAP)
+    index.prefetch(frequencies=cues)
     return {cue for cue in cues if 0 < index.cue_frequency(cue) <= limit}
 
 
@@ -58,6 +59,7 @@ def _holders_of(
     """Memories holding the cues, in the given cue order, adding at most `room` memories not already `taken`."""
     found: dict[int, set[str]] = defaultdict(set)
     added = 0
+    index.prefetch(holders=cues)
     for cue in cues:
         for mid in nearest_holders(index.holders.get(cue, []), near, HOLDER_CAP):
             if mid in found or mid in taken:
@@ -72,6 +74,7 @@ def local_graph(index: RecallIndex, restart_cues: set[str], anchors: set[int], m
     """Two bipartite steps out from the restart set, with informative cues only, within the node budget."""
     seeds = _holders_of(index, sorted(restart_cues), anchors, NODE_BUDGET)  # the question's own cues, even common
     first = set(seeds) | anchors
+    index.prefetch(concepts_of=first)
     around = {mid: index.concepts_of.get(mid, set()) for mid in first}
     keep = informative_cues(index, set().union(*around.values()) if around else set(), max_df)
     rarest_first = sorted(keep, key=lambda cue: (index.cue_frequency(cue), cue))
@@ -82,6 +85,7 @@ def local_graph(index: RecallIndex, restart_cues: set[str], anchors: set[int], m
             memory_cues[mid] |= cues
     for mid in first:
         memory_cues[mid] |= around.get(mid, set()) & keep
+    index.prefetch(neighbours=memory_cues)
     pairs = [(a, b) for a in list(memory_cues) for b in index.neighbours.get(a, ()) if a < b or b not in memory_cues]
     for src, dst in pairs:
         memory_cues.setdefault(src, set())
@@ -152,4 +156,5 @@ def spread(
         found.append(Activation(mid, weight, sorted(cues & carriers), via_anchors))
         if len(found) == top:
             break
+    index.prefetch(a.memory_id for a in found)
     return found

@@ -1,14 +1,71 @@
-"""What recall reads on every question, loaded once per store version so warm recall makes no SQL round trips."""
+"""What recall reads on every question: read on demand for one ask, or loaded whole for many warm ones.
+
+`RecallIndex.open` reads only what a question touches (a batch of keys per query, each answer kept), so a cold
+ask costs the same in a small and a large store; `RecallIndex.load` reads every map in a handful of scans, so a
+long-lived process (the MCP server, an evaluation) answers later questions without SQL round trips.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from ripplecli.cues import canonical_name
-from ripplecli.store import queries
+from ripplecli.store import lookups, queries
 from ripplecli.store.db import Store
+
+
+class StoreMap(Mapping):
+    """A read-only map filled from the store on demand: missing keys are fetched in one batch and kept."""
+
+    def __init__(
+        self,
+        fetch: Callable[[list[Any]], dict[Any, Any]],
+        keys: Callable[[], list[Any]] | None = None,
+        size: Callable[[], int] | None = None,
+    ):
+        self._fetch, self._keys, self._size = fetch, keys, size
+        self._known: dict[Any, Any] = {}
+        self._absent: set[Any] = set()
+        self._all_keys: list[Any] | None = None
+        self._count: int | None = None
+        self.queries = 0  # batches fetched: what tests read to see that an ask stays local
+
+    def prefetch(self, keys: Iterable[Hashable]) -> None:
+        """Fetch every key not seen yet, in one query."""
+        todo = [k for k in dict.fromkeys(keys) if k not in self._known and k not in self._absent]
+        if not todo:
+            return
+        self.queries += 1
+        found = self._fetch(todo)
+        self._known.update(found)
+        self._absent.update(k for k in todo if k not in found)
+
+    @property
+    def fetched(self) -> int:
+        """How many keys have been read from the store."""
+        return len(self._known)
+
+    def __getitem__(self, key: Any) -> Any:
+        self.prefetch([key])
+        if key in self._known:
+            return self._known[key]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._keys is None:
+            raise TypeError("this store map reads by key only")
+        if self._all_keys is None:
+            self._all_keys = self._keys()
+        return iter(self._all_keys)
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = self._size() if self._size is not None else sum(1 for _ in self)
+        return self._count
 
 
 @dataclass
@@ -16,20 +73,22 @@ class RecallIndex:
     """In-memory maps of the store's cues, texts and contiguity links."""
 
     version: int
-    texts: dict[int, str] = field(default_factory=dict)
-    concepts_of: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
-    holders: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-    persons_of: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
-    person_holders: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-    locations_of: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
-    location_holders: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-    forms: dict[str, str] = field(default_factory=dict)
-    neighbours: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+    texts: Mapping[int, str] = field(default_factory=dict)
+    concepts_of: Mapping[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    holders: Mapping[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    persons_of: Mapping[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    person_holders: Mapping[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    locations_of: Mapping[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    location_holders: Mapping[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    forms: Mapping[str, str] = field(default_factory=dict)
+    neighbours: Mapping[int, set[int]] = field(default_factory=lambda: defaultdict(set))
     grounded_times: list[tuple[int, datetime, datetime]] = field(default_factory=list)
     speakers: set[str] = field(default_factory=set)
-    speaker_of: dict[int, str] = field(default_factory=dict)
+    speaker_of: Mapping[int, str] = field(default_factory=dict)
     owner: str | None = None  # the name the store owner's turns are stored under (most of them, if it changed)
-    placed: dict[int, tuple[str, datetime | None]] = field(default_factory=dict)  # memory -> conversation, said at
+    frequencies: Mapping[str, int] | None = None  # on-demand index: concept cue -> holder count, without the ids
+    store: Store | None = None  # on-demand index: where the maps read from
+    placed: Mapping[int, tuple[str, datetime | None]] = field(default_factory=dict)  # memory -> conversation, said at
     titles: dict[str, str] = field(default_factory=dict)  # conversation -> its export's title
 
     @property
@@ -44,7 +103,6 @@ class RecallIndex:
         rows = queries.placed_restatements(store)
         index.texts = {mid: text for mid, text, _, _ in rows}
         index.placed = {mid: (conversation, said) for mid, _, conversation, said in rows}
-        index.titles = queries.conversation_titles(store)
         pairs = {
             "memory_cues": (index.concepts_of, index.holders),
             "memory_persons": (index.persons_of, index.person_holders),
@@ -59,11 +117,82 @@ class RecallIndex:
             index.neighbours[src].add(dst)
             index.neighbours[dst].add(src)
         index.grounded_times = queries.grounded_times(store)
-        index.speakers = {canonical_name(name) for name in queries.chat_speakers(store)}
         index.speaker_of = {mid: canonical_name(name) for mid, name in queries.first_speakers(store)}
-        index.owner = queries.owner_speaker(store)
+        _read_people(index, store)
         return index
+
+    @classmethod
+    def open(cls, store: Store) -> RecallIndex:
+        """An index that reads from the store only the keys a question asks for (see the module docstring)."""
+
+        def of(table: str) -> StoreMap:
+            return StoreMap(lambda ids: lookups.cues_of(store, table, ids))
+
+        def holders(table: str, listed: bool = False) -> StoreMap:
+            keys = (lambda: lookups.cue_values(store, table)) if listed else None
+            return StoreMap(lambda values: lookups.holders_of(store, table, values), keys)
+
+        index = cls(
+            version=store.version("memories"),
+            texts=StoreMap(lambda ids: lookups.restatements_of(store, ids), size=lambda: lookups.memory_count(store)),
+            concepts_of=of("memory_cues"),
+            holders=holders("memory_cues"),
+            persons_of=of("memory_persons"),
+            person_holders=holders("memory_persons", listed=True),
+            locations_of=of("memory_locations"),
+            location_holders=holders("memory_locations", listed=True),
+            forms=StoreMap(lambda forms: lookups.forms_of(store, forms)),
+            neighbours=StoreMap(lambda ids: lookups.contiguity_of(store, ids)),
+            speaker_of=StoreMap(
+                lambda ids: {m: canonical_name(n) for m, n in lookups.first_speakers_of(store, ids).items()}
+            ),
+            frequencies=StoreMap(lambda cues: lookups.holder_counts(store, cues)),
+            store=store,
+            placed=StoreMap(lambda ids: lookups.placed_of(store, ids)),
+        )
+        _read_people(index, store)
+        return index
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the maps read from the store on demand."""
+        return self.store is not None
+
+    def prefetch(self, ids: Iterable[int] = (), **maps: Iterable[Hashable]) -> None:
+        """Read ahead in batches: every per-memory map for `ids`, and `name=keys` for named maps (eager: no-op)."""
+        if not self.lazy:
+            return
+        ids = list(ids)
+        if ids:
+            for name in ("texts", "placed", "concepts_of", "persons_of", "locations_of", "speaker_of", "neighbours"):
+                maps.setdefault(name, ids)
+        for name, keys in maps.items():
+            mapping = getattr(self, name)
+            if isinstance(mapping, StoreMap):
+                mapping.prefetch(keys)
 
     def cue_frequency(self, cue: str) -> int:
         """How many memories hold a concept cue."""
+        if self.frequencies is not None:
+            return self.frequencies.get(cue, 0)
         return len(self.holders.get(cue, ()))
+
+    def grounded_of(self, ids: Iterable[int]) -> dict[int, tuple[datetime, datetime]]:
+        """memory id -> the time its text refers to, for those of `ids` whose text names one."""
+        if self.store is not None:
+            return lookups.grounded_of(self.store, list(ids))
+        wanted = set(ids)
+        return {mid: (start, end) for mid, start, end in self.grounded_times if mid in wanted}
+
+    def grounded_within(self, start: datetime, end: datetime) -> list[int]:
+        """Memories whose text names a time overlapping [start, end]."""
+        if self.store is not None:
+            return lookups.grounded_within(self.store, start, end)
+        return [mid for mid, t0, t1 in self.grounded_times if t0 <= end and t1 >= start]
+
+
+def _read_people(index: RecallIndex, store: Store) -> None:
+    """The chats' speakers and titles, and the store owner's name: small, read whole by either kind of index."""
+    index.speakers = {canonical_name(name) for name in queries.chat_speakers(store)}
+    index.titles = queries.conversation_titles(store)
+    index.owner = queries.owner_speaker(store)

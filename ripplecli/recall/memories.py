@@ -23,6 +23,7 @@ def count_tokens(text: str) -> int:
 
 def candidates(index: RecallIndex, ranked: list[tuple[int, float]]) -> list[Candidate]:
     """Planner view of ranked memories: restatement and cues, in the given order."""
+    index.prefetch(mid for mid, _ in ranked)
     return [
         Candidate(
             mid,
@@ -87,8 +88,7 @@ class When:
 
 def whens(index: RecallIndex, ids: list[int]) -> dict[int, When]:
     """Conversation, title, said-at and refers-to times of each memory (refers-to only when its text says when)."""
-    wanted = set(ids)
-    refers = {mid: (start, end) for mid, start, end in index.grounded_times if mid in wanted}
+    refers = index.grounded_of(ids)
     found = {}
     for mid in ids:
         conversation, said = index.placed.get(mid, ("", None))

@@ -62,16 +62,27 @@ RoundStep = Callable[[RecallContext, Plan, set[int]], Growth]  # one round of a 
 class Recaller:
     """Runs the read phase on one store; the encoder comes from a provider so it loads only when needed."""
 
-    def __init__(self, store: Store, encoder: Callable[[], Encoder]):
+    def __init__(self, store: Store, encoder: Callable[[], Encoder], on_demand: str = "first"):
         self.store = store
         self.encoder = encoder
+        self.on_demand = on_demand  # "first": read on demand for the first question, then load whole; or "always"
         self._index: RecallIndex | None = None
 
     def index(self, refresh: bool = False) -> RecallIndex:
-        """The in-memory recall maps; `refresh` (once per question) reloads them if the memories changed."""
-        if self._index is None or (refresh and self._index.version != self.store.version("memories")):
+        """The recall maps; `refresh` (once per question) reloads them if the memories changed.
+
+        A one-shot ask reads only what its question touches; a second question in the same process loads the
+        maps whole, so a long-lived process answers the rest without SQL round trips."""
+        current = self._index
+        if current is None or (refresh and current.version != self.store.version("memories")):
+            self._index = RecallIndex.open(self.store) if self.on_demand != "never" else RecallIndex.load(self.store)
+        elif refresh and current.lazy and self.on_demand == "first":
             self._index = RecallIndex.load(self.store)
         return self._index
+
+    def warm(self) -> None:
+        """Load the recall maps whole now (a long-lived process), instead of on its second question."""
+        self._index = RecallIndex.load(self.store)
 
     def recall(
         self,
@@ -93,6 +104,7 @@ class Recaller:
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
         vector = self.encoder().encode([cues.text])[0] if "dense" in mode.views or mode.growth != "none" else None
         views = self._views(mode, cues, vector, params.k)
+        index.prefetch(mid for view in views for mid, _ in view.ranked)
         sessions = Sessions(index)
         if mode.sessions:
             by_session, ranked_sessions = session_view(views, sessions, SEED_FUSION_K, SESSION_VIEW_DEPTH)
@@ -100,6 +112,7 @@ class Recaller:
             trace.sessions = [
                 SessionRank(key, round(score, 4), sessions.members(key)) for key, score in ranked_sessions[:5]
             ]
+            index.prefetch(mid for mid, _ in by_session.ranked)
         trace.seeds = {v.view: seeds_of(index, v.top(SEED_DEPTH[v.view])) for v in views}
         fused = fuse_views(views)
         base = seed_ranking(views, fused)

@@ -41,10 +41,13 @@ class Sessions:
         seen, todo = {start}, [start]
         neighbours = self.index.neighbours
         while todo:
-            for nxt in neighbours.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
+            self.index.prefetch(neighbours=todo)  # an on-demand index reads each step of the walk in one query
+            frontier, todo = todo, []
+            for current in frontier:
+                for nxt in neighbours.get(current, ()):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append(nxt)
         key = min(seen)
         self._members[key] = sorted(seen)
         for mid in seen:

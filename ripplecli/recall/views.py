@@ -40,16 +40,17 @@ def lexical_view(store: Store, question: str, depth: int) -> ViewHits:
 def cue_view(index: RecallIndex, cues: QueryCues, depth: int, max_share: float = 0.2) -> ViewHits:
     """Memories sharing the question's rare cues (concepts, persons, places, time), scored by summed IDF."""
     hits: dict[str, list[int]] = {}
-    for prefix, values, holders in (
-        ("cue", cues.concepts, index.holders),
-        ("person", cues.persons, index.person_holders),
-        ("location", cues.locations, index.location_holders),
+    for prefix, values, name in (
+        ("cue", cues.concepts, "holders"),
+        ("person", cues.persons, "person_holders"),
+        ("location", cues.locations, "location_holders"),
     ):
+        holders = getattr(index, name)
+        index.prefetch(**{name: values})
         for value in values:
             hits[f"{prefix}:{value}"] = holders.get(value, [])
     if cues.time_range:
-        start, end = cues.time_range
-        hits["time"] = [mid for mid, t0, t1 in index.grounded_times if t0 <= end and t1 >= start]
+        hits["time"] = index.grounded_within(*cues.time_range)
     total = max(index.count, 1)
     scores: dict[int, float] = defaultdict(float)
     for members in hits.values():
