@@ -96,6 +96,8 @@ VERIFIERS = Registry(  # who accepts CABLE's candidate links
         "llm": "ripplecli.graph.verifiers:LLMVerifier",
     },
 )
+ANSWER_MODES = ("auto", "typed", "llm", "extractive", "none")  # ripple ask --answer NAME (ripplecli.answer)
+EVAL_ANSWERS = ("none", "typed", "extractive", "llm", "auto")  # ripple eval locomo --answer NAME (eval.runner)
 LINKS: dict[str, dict[str, str]] = {  # ripple ingest --links NAME: which querier and verifier build the links
     "cable": {"querier": "rules", "verifier": "rules"},
     "cable-llm": {"querier": "llm", "verifier": "llm"},

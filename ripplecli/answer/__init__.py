@@ -13,10 +13,9 @@ from ripplecli.answer.base import NO_MODEL, NOT_FOUND, Answer, AnswerStream, Mod
 from ripplecli.answer.extractive import extractive_answer
 from ripplecli.answer.typed import typed_answer
 from ripplecli.errors import ModelError
+from ripplecli.registry import ANSWER_MODES
 from ripplecli.runtime.llm import CallLog
 from ripplecli.trace import Evidence
-
-ANSWER_MODES = ("auto", "typed", "llm", "extractive", "none")
 
 __all__ = [
     "ANSWER_MODES",

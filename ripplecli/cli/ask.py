@@ -9,7 +9,6 @@ import typer
 from ripplecli.cli.choices import choice
 from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, printable, user_errors
 from ripplecli.cli.models import ModelOption
-from ripplecli.cli.render import answer_text, evidence_line, trace_tree
 
 BRIEF_EVIDENCE = 5  # --no-trace: the answer and this many evidence lines
 
@@ -35,6 +34,7 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Recall evidence for a question by associative recall, and show how it was found."""
+    from ripplecli.cli.render import answer_text, evidence_line, trace_tree  # not needed for `--help`
     from ripplecli.inputs import parse_date
 
     when = parse_date(as_of, "--as-of")

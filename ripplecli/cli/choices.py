@@ -8,11 +8,9 @@ from typing import Any
 
 import typer
 
-from ripplecli.answer import ANSWER_MODES
-from ripplecli.eval.runner import ANSWERS as EVAL_ANSWERS
 from ripplecli.formats.load import FORMATS
 from ripplecli.recall.modes import MODES
-from ripplecli.registry import EXTRACTORS, LINKS, PLANNERS, QUERY_ANALYZERS
+from ripplecli.registry import ANSWER_MODES, EVAL_ANSWERS, EXTRACTORS, LINKS, PLANNERS, QUERY_ANALYZERS
 
 # (command, option) -> the names it accepts, in the order help lists them.
 CHOICES: dict[tuple[str, str], list[str]] = {

@@ -8,16 +8,18 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ripplecli.errors import RippleError
+
+if TYPE_CHECKING:  # rich.progress loads when a bar is shown, not for `--help`
+    from rich.progress import Progress, ProgressColumn
 
 console = Console(highlight=False, soft_wrap=False, emoji=False)  # ":smile:" in a chat stays text
 err_console = Console(stderr=True, highlight=False, emoji=False)
@@ -106,6 +108,15 @@ def open_memory(store: Path | None, *, read_only: bool = False, create: bool = T
     return Memory(store, read_only=read_only, create=create)
 
 
+TEXT_WIDTH = 90
+
+
+def clip(text: str, width: int = TEXT_WIDTH) -> str:
+    """One line, cut to width, markup-safe."""
+    line = " ".join(text.split())
+    return inert(line if len(line) <= width else line[: width - 1] + "…")
+
+
 def interactive() -> bool:
     """Whether progress bars make sense (a terminal, not CI logs or pipes)."""
     return console.is_terminal and not os.environ.get("CI")
@@ -113,6 +124,8 @@ def interactive() -> bool:
 
 def progress_bar(*columns: ProgressColumn) -> Progress:
     """Long work's bar: what it is, done of total, then `columns` (a rate, elapsed time) and the ETA."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

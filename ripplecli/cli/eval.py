@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import TimeElapsedColumn
 from rich.table import Table
 
 from ripplecli.cli.choices import choice
@@ -55,6 +54,8 @@ def locomo(
         str(model) if model else None,
     )
     plan = prepare(config)  # every argument checked before any work
+    from rich.progress import TimeElapsedColumn
+
     with progress_bar(TimeElapsedColumn()) as bar:
         tasks: dict[str, Any] = {}
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import TextColumn
 from rich.table import Table
 
 from ripplecli.cli.choices import choice
@@ -143,6 +142,8 @@ def ingest(
         load_llm(model)  # an unusable model is one line before the store is touched
     owner, hint = owner_for(parsed, me)
     reports = []
+    from rich.progress import TextColumn
+
     with open_memory(store) as memory, progress_bar(TextColumn("{task.fields[rate]}")) as bar:
         memory.model = model
         for path, conversations in parsed:

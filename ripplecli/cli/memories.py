@@ -10,6 +10,7 @@ from rich.table import Table
 from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
+    clip,
     console,
     inert,
     open_memory,
@@ -18,7 +19,6 @@ from ripplecli.cli.common import (
     rows_table,
     user_errors,
 )
-from ripplecli.cli.render import clip
 
 memories_app = typer.Typer(help="List and search the memories in the store.", no_args_is_help=True)
 TEXT_WIDTH = 80

@@ -6,9 +6,9 @@ from typing import Any
 
 from rich.tree import Tree
 
-from ripplecli.answer.base import Answer
-from ripplecli.cli.common import inert
+from ripplecli.cli.common import clip, inert
 from ripplecli.trace import (
+    Answer,
     ChannelHit,
     Cues,
     Evidence,
@@ -20,14 +20,6 @@ from ripplecli.trace import (
     SupportByChannel,
     ViewHit,
 )
-
-TEXT_WIDTH = 90
-
-
-def clip(text: str, width: int = TEXT_WIDTH) -> str:
-    """One line, cut to width, markup-safe."""
-    line = " ".join(text.split())
-    return inert(line if len(line) <= width else line[: width - 1] + "…")
 
 
 def _cues(tree: Tree, cues: Cues) -> None:

@@ -15,11 +15,12 @@ from ripplecli.errors import InputError
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
 from ripplecli.eval.metrics import bleu1, covered_turns, token_f1
 from ripplecli.protocols import Encoder
+from ripplecli.registry import EVAL_ANSWERS
 from ripplecli.trace import RecallResult
 
 K_MAX = 50  # one recall at the largest K; every smaller K and the budget are prefixes of it
 REPORT_KS = (10, 30)
-ANSWERS = ("none", "typed", "extractive", "llm", "auto")
+ANSWERS = EVAL_ANSWERS
 SAMPLE_SEED = 14  # --questions N: the same questions every run, so runs of different answerers compare
 PACKAGE = Path(__file__).resolve().parent.parent
 
