@@ -8,13 +8,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ripplecli.answer import ANSWER_MODES
 from ripplecli.answer.base import NO_MODEL, Answer, AnswerStream, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
 from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.own_data import OwnYourData, settings_of
+from ripplecli.registry import ANSWER_MODES
 from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.trace import ChannelHit, RecallResult, Round

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: `ripple --help` and the registries must not load numpy
+    import numpy as np
 
 Hits = list[tuple[int, float]]  # (memory id, score), best first
 Messages = list[dict[str, str]]

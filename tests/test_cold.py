@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import datetime
 
 import pytest
@@ -94,3 +96,25 @@ def test_store_map_fetches_missing_keys_once_in_one_batch() -> None:
     assert mapping[5] == "5" and asked[-1] == [5] and mapping.queries == 2
     with pytest.raises(TypeError):
         list(mapping)
+
+
+def imported_by(code: str) -> set[str]:
+    """The ripplecli and rich modules a fresh interpreter has loaded after running `code`."""
+    shown = "import sys; print(' '.join(m for m in sys.modules if m.startswith(('ripplecli', 'rich'))))"
+    done = subprocess.run([sys.executable, "-c", f"{code}; {shown}"], capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+def test_help_loads_no_answer_eval_or_render_code() -> None:
+    loaded = imported_by("import ripplecli.cli")
+    assert "ripplecli.cli.ask" in loaded
+    assert not {m for m in loaded if m.startswith(("ripplecli.answer", "ripplecli.eval", "ripplecli.recall."))} - {
+        "ripplecli.recall.modes"  # the mode names for help
+    }
+    assert not {"ripplecli.cli.render", "rich.progress", "numpy"} & loaded
+
+
+def test_an_ask_without_an_answer_loads_no_answer_rules() -> None:
+    loaded = imported_by("import ripplecli.cli, ripplecli.api, ripplecli.recall.pipeline")
+    assert "ripplecli.recall.pipeline" in loaded
+    assert not {"ripplecli.answer.typed", "ripplecli.answer.extractive", "ripplecli.answer.spans"} & loaded

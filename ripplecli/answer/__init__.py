@@ -6,12 +6,12 @@ model, imported only when one is used: pydantic comes with it).
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ripplecli.answer.base import NO_MODEL, NOT_FOUND, Answer, AnswerStream, ModelProvider
-from ripplecli.answer.extractive import extractive_answer
-from ripplecli.answer.typed import typed_answer
 from ripplecli.errors import ModelError
 from ripplecli.registry import ANSWER_MODES
 from ripplecli.runtime.llm import CallLog
@@ -29,6 +29,30 @@ __all__ = [
 ]
 
 
+_RULES = {"extractive_answer": "ripplecli.answer.extractive", "typed_answer": "ripplecli.answer.typed"}
+
+
+def __getattr__(name: str) -> Any:
+    """The rule answerers, imported when first used: an ask with `--no-answer` never loads their span rules."""
+    if name in _RULES:
+        return getattr(importlib.import_module(_RULES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _by_type(question: str, evidence: list[Evidence]) -> Answer:
+    """The typed answer (rules)."""
+    from ripplecli.answer.typed import typed_answer
+
+    return typed_answer(question, evidence)
+
+
+def _extracted(question: str, evidence: list[Evidence]) -> Answer:
+    """The extractive answer (rules)."""
+    from ripplecli.answer.extractive import extractive_answer
+
+    return extractive_answer(question, evidence)
+
+
 def _llm(
     question: str, evidence: list[Evidence], model: ModelProvider, log: CallLog, stream: AnswerStream | None
 ) -> Answer:
@@ -43,11 +67,11 @@ def _auto(
 ) -> Answer:
     """--answer auto: the model when one is configured, else typed; a model that cannot load falls back, noted."""
     if not model.configured:
-        return typed_answer(question, evidence)
+        return _by_type(question, evidence)
     try:
         llm = model.load()
     except ModelError as exc:
-        fallback = typed_answer(question, evidence)
+        fallback = _by_type(question, evidence)
         fallback.fallback = str(exc)
         return fallback
     from ripplecli.answer.llm import llm_answer
@@ -57,8 +81,8 @@ def _auto(
 
 Answerer = Callable[[str, list[Evidence], ModelProvider, CallLog, AnswerStream | None], Answer]
 ANSWERERS: dict[str, Answerer] = {
-    "typed": lambda question, evidence, model, log, stream: typed_answer(question, evidence),
-    "extractive": lambda question, evidence, model, log, stream: extractive_answer(question, evidence),
+    "typed": lambda question, evidence, model, log, stream: _by_type(question, evidence),
+    "extractive": lambda question, evidence, model, log, stream: _extracted(question, evidence),
     "llm": _llm,
     "auto": _auto,
 }
