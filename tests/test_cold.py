@@ -37,7 +37,7 @@ def recall_with(memory: Memory, on_demand: str, question: str, mode: str):
     return memory.recall(question, k=10, mode=mode, as_of=AS_OF)
 
 
-@pytest.mark.parametrize("mode", ["ripple", "seeds", "seeds+contiguity+focus", "ripple-paper"])
+@pytest.mark.parametrize("mode", ["ripple", "seeds", "seeds+contiguity+focus", "ripple-paper", "ripple+sessions"])
 def test_on_demand_index_gives_the_same_evidence_and_trace(memory: Memory, mode: str) -> None:
     for question in QUESTIONS:
         whole, on_demand = recall_with(memory, "never", question, mode), recall_with(memory, "always", question, mode)
