@@ -67,6 +67,11 @@ def test_a_second_question_in_one_process_loads_the_index_whole(memory: Memory) 
     assert not memory._recaller._index.lazy
 
 
+def test_a_mode_that_walks_sessions_loads_the_index_whole(memory: Memory) -> None:
+    memory.recall(QUESTIONS[0], k=5, mode="ripple+sessions")
+    assert not memory._recaller._index.lazy  # its walks cover whole sessions: cheaper from the loaded maps
+
+
 def test_the_on_demand_index_follows_new_and_forgotten_memories(memory: Memory) -> None:
     recall_with(memory, "always", "Harbor Grill", "seeds")
     recaller, before = memory._recaller, memory._recaller._index

@@ -68,14 +68,16 @@ class Recaller:
         self.on_demand = on_demand  # "first": read on demand for the first question, then load whole; or "always"
         self._index: RecallIndex | None = None
 
-    def index(self, refresh: bool = False) -> RecallIndex:
+    def index(self, refresh: bool = False, whole: bool = False) -> RecallIndex:
         """The recall maps; `refresh` (once per question) reloads them if the memories changed.
 
         A one-shot ask reads only what its question touches; a second question in the same process loads the
-        maps whole, so a long-lived process answers the rest without SQL round trips."""
+        maps whole, so a long-lived process answers the rest without SQL round trips. `whole`: a mode that walks
+        whole sessions across the store reads them faster from the loaded maps."""
         current = self._index
         if current is None or (refresh and current.version != self.store.version("memories")):
-            self._index = RecallIndex.open(self.store) if self.on_demand != "never" else RecallIndex.load(self.store)
+            on_demand = self.on_demand == "always" or (self.on_demand == "first" and not whole)
+            self._index = RecallIndex.open(self.store) if on_demand else RecallIndex.load(self.store)
         elif refresh and current.lazy and self.on_demand == "first":
             self._index = RecallIndex.load(self.store)
         return self._index
@@ -96,7 +98,7 @@ class Recaller:
         validate(question, params)
         analyzer = analyzer or RulesQueryAnalyzer()
         mode = MODES[params.mode]
-        index = self.index(refresh=True)
+        index = self.index(refresh=True, whole=mode.sessions)
         cues = with_owner(analyzer.analyze(question, index, params.as_of or datetime.now()), question, index)
         trace = Trace(cues_of(cues, getattr(analyzer, "last_failure", None)), params.mode)
         if index.count == 0:
