@@ -17,7 +17,7 @@ from ripplecli.cues import canonical_name
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, MemoryDraft, Session, Turn
-from ripplecli.owner import OWNER, owner_speaker, with_owner
+from ripplecli.owner import OWNER, default_owner_name, owner_speaker, with_owner
 from ripplecli.store import queries, writes
 from ripplecli.store.browse import CUE_TABLES
 from ripplecli.store.db import Store
@@ -117,7 +117,7 @@ class Ingestor:
         report = IngestReport(file=label, conversations=len(conversations))
         report.skipped = sum(conv.skipped for conv in conversations)
         if owner_speaker(conversations) is not None:
-            report.owner = self.owner or owner_speaker(conversations)
+            report.owner = self.owner or default_owner_name(conversations)
             conversations = [with_owner(c, report.owner) for c in conversations]
         plans = [(conv, self._pending(conv, Path(label).name)) for conv in conversations]
         total = sum(len(p) for _, p in plans)

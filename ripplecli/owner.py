@@ -24,6 +24,15 @@ def owner_speaker(conversations: Sequence[Conversation]) -> str | None:
     return None
 
 
+def default_owner_name(conversations: Sequence[Conversation]) -> str | None:
+    """The name the owner's turns get when `me` is not set: the export's own, a bare role word capitalised
+    ("user" -> "User", so a restatement reads "User: … User will …", not "user: … User will …")."""
+    name = owner_speaker(conversations)
+    if name is None or any(c.isupper() for c in name):
+        return name
+    return name[:1].upper() + name[1:]
+
+
 def with_owner(conversation: Conversation, name: str | None) -> Conversation:
     """The conversation with the owner's turns spoken by `name` (unchanged without a name or owner turns)."""
     if not name or not any(t.role == OWNER for s in conversation.sessions for t in s.turns):

@@ -167,6 +167,15 @@ def test_without_a_terminal_the_exports_name_is_kept_with_a_hint(cli_store, tmp_
     assert _owner_speakers(cli_store) == {"User"}
 
 
+def test_a_bare_role_word_is_capitalised_as_the_default_name(cli_store, tmp_path):
+    chat = json.loads(json.dumps(OWNER_CHAT))
+    for turn in chat["sessions"][0]["turns"]:
+        turn["speaker"] = "user" if turn["role"] == "owner" else "assistant"
+    result = run("ingest", str(write(tmp_path / "lower.json", chat)), "--store", str(cli_store))
+    assert "stored as 'User'" in result.stderr
+    assert _owner_speakers(cli_store) == {"User"}
+
+
 def test_config_me_and_the_me_option(cli_store, tmp_path):
     assert run("config", "set", "me", "  Alex  ").exit_code == 0
     assert run("config", "get", "me").stdout.strip() == "Alex"

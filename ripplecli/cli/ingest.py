@@ -65,10 +65,10 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
     Asked only on a terminal, and saved as `me`."""
     from ripplecli.api import owner_name
     from ripplecli.local_models import set_config
-    from ripplecli.owner import owner_speaker
+    from ripplecli.owner import default_owner_name
 
     conversations = [c for _, chats in parsed for c in chats]
-    default = owner_speaker(conversations)
+    default = default_owner_name(conversations)
     if default is None:
         return None, None
     name = owner_name(conversations, given)
