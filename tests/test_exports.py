@@ -359,3 +359,19 @@ def test_claude_reads_only_the_shown_branch(tmp_path: Path) -> None:
     data[0]["current_leaf_message_uuid"] = "a1"  # the page shows the first branch
     (chat,) = read_conversations(_write(tmp_path, "claude.json", json.dumps(data)))
     assert [t.turn_id for t in turns(chat)] == ["q1", "a1"]
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("WhatsApp Chat with Maya (1).txt", "Maya"),  # a second download of the same chat: the same conversation
+        ("WhatsApp-Chat mit Lena Schmidt.txt", "Lena Schmidt"),
+        ("Chat de WhatsApp con Ana.txt", "Ana"),
+        ("Discussion WhatsApp avec Zoé.txt", "Zoé"),
+    ],
+)
+def test_whatsapp_chat_name_from_localised_file_names(tmp_path: Path, name: str, title: str) -> None:
+    (chat,) = read_conversations(_write(tmp_path, name, WHATSAPP.read_text()))
+    assert chat.title == title
+    if title == "Maya":
+        assert chat.conversation_id == read_conversations(WHATSAPP)[0].conversation_id

@@ -30,7 +30,9 @@ _SKIPPED = re.compile(
     re.IGNORECASE,
 )
 _EDITED = re.compile(r"\s*<this message was edited>\s*$", re.IGNORECASE)
-_CHAT_NAME = re.compile(r"^whatsapp[ -]chat\s*(?:with|-|mit|avec|con|com|met)\s+(.+)$", re.IGNORECASE)
+# "WhatsApp Chat with Maya", "WhatsApp Chat - Maya" (iOS zips), "WhatsApp-Chat mit Maya", "Chat de WhatsApp con
+# Maya", "Conversa do WhatsApp com Maya", "Discussion WhatsApp avec Maya"; a browser's " (1)" is not part of it
+_CHAT_NAME = re.compile(r"whatsapp.*?(?:\bwith|\bmit|\bavec|\bcon|\bcom|\bmet|\s-)\s+(.+?)(?:\s*\(\d+\))?$", re.I)
 MIN_SHARE = 0.3  # of non-empty lines that must be message headers for a file to count as a WhatsApp export
 
 
@@ -147,7 +149,7 @@ def _chat_name(doc: TextDoc) -> str:
     stem = doc.stem
     if stem.lower() in ("_chat", "chat") and doc.container:
         stem = doc.container.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    match = _CHAT_NAME.match(stem.strip())
+    match = _CHAT_NAME.search(stem.strip())
     return (match.group(1) if match else stem).strip() or "chat"
 
 
