@@ -100,6 +100,8 @@ def test_remember_recall_show_forget(fake_memory: Memory) -> None:
     trajectory = recalled["trajectory"]
     assert {"query_cues", "seeds", "rounds", "found_by"} <= set(trajectory)
     assert 3 in trajectory["rounds"][0]["anchors"] and 3 in trajectory["found_by"]["dense"]
+    hint = recalled["answer"]  # the rules' typed answer rides along: its type, span and citations
+    assert hint["method"] == "typed" and hint["type"] == "yes-no" and hint["span"] and 3 in hint["citations"]
     assert out["show"][1]["restatement"].startswith("Alex: Maya is allergic")
     assert out["unconfirmed"][0] and "confirm=true" in out["unconfirmed"][1]
     assert not out["still"][0]
