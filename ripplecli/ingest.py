@@ -39,6 +39,7 @@ class IngestReport:
     new_sources: int = 0
     duplicates: int = 0
     skipped: int = 0  # messages the reader left out (tool calls, hidden or media-only messages)
+    edited: int = 0  # export messages whose text changed since they were stored (the stored text is kept)
     memories: int = 0
     edges: dict[str, int] = field(default_factory=dict)
     failures: int = 0
@@ -119,9 +120,9 @@ class Ingestor:
         if owner_speaker(conversations) is not None:
             report.owner = self.owner or default_owner_name(conversations)
             conversations = [with_owner(c, report.owner) for c in conversations]
-        plans = [(conv, self._pending(conv, Path(label).name)) for conv in conversations]
+        plans = [(conv, self._pending(conv, Path(label).name, report)) for conv in conversations]
         total = sum(len(p) for _, p in plans)
-        report.duplicates = sum(c.turn_count for c, _ in plans) - total if plans else 0
+        report.duplicates = sum(c.turn_count for c, _ in plans) - total - report.edited if plans else 0
         report.run_id = self.store.next_id("ingest_runs", "run_id")
         done = 0
         self.progress(0, total)
@@ -138,8 +139,10 @@ class Ingestor:
             self.store.refresh_lexical_index()
         return report
 
-    def _pending(self, conv: Conversation, source: str) -> list[PendingTurn]:
-        """Turns of `conv` not stored yet; a stored turn id with other content is refused, naming the file."""
+    def _pending(self, conv: Conversation, source: str, report: IngestReport) -> list[PendingTurn]:
+        """Turns of `conv` not stored yet. A stored turn id with other content is refused, naming the file; but an
+        export's message (it has its own time) edited since it was stored keeps its stored text and is counted as
+        `edited`, so one edit does not refuse a whole newer export."""
         flat = [(s, t, turn_hash(conv.conversation_id, s, t)) for s in conv.sessions for t in s.turns]
         stored = queries.turn_hashes(self.store, conv.conversation_id)
         next_position = queries.next_position(self.store, conv.conversation_id)
@@ -147,6 +150,9 @@ class Ingestor:
         for session, turn, digest in flat:
             known = stored.get(turn.turn_id)
             if known == digest:
+                continue
+            if known is not None and turn.said_at is not None:
+                report.edited += 1
                 continue
             if known is not None:
                 raise InputError(

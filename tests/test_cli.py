@@ -158,19 +158,20 @@ def test_help_lists_the_commands():
 
 
 def _stored_elsewhere(path: Path, seen: dict[tuple[str, str], str]) -> bool:
-    """Whether an ok file reuses a (conversation, turn id) an earlier ok file stored with other content."""
+    """Whether an ok file reuses a (conversation, turn id) an earlier ok file stored with other content (an export's
+    message with its own time is not a clash: it is counted as edited and keeps the stored text)."""
     from ripplecli.formats import read_conversations
     from ripplecli.ingest import turn_hash
 
     turns = {
-        (c.conversation_id, t.turn_id): turn_hash(c.conversation_id, s, t)
+        (c.conversation_id, t.turn_id): (turn_hash(c.conversation_id, s, t), t.said_at is not None)
         for c in read_conversations(path)
         for s in c.sessions
         for t in s.turns
     }
-    clash = any(seen.get(key, digest) != digest for key, digest in turns.items())
+    clash = any(key in seen and seen[key] != digest and not said for key, (digest, said) in turns.items())
     if not clash:
-        seen.update(turns)
+        seen.update({key: digest for key, (digest, _) in turns.items() if key not in seen})
     return clash
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from chats import counts, new_memory, one_error_line, run, stored_counts
 
+from ripplecli.api import Memory
+
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 WHATSAPP = (FIXTURES / "WhatsApp Chat with Maya.txt").read_text()
 LATER = "14/02/2024, 08:00 - Maya: Pepper chewed my running shoes.\n14/02/2024, 08:03 - Alex: Oh no!\n"
@@ -132,3 +134,25 @@ def test_a_long_conversation_is_written_in_batches_with_the_same_result(
             results.append((report.new_sources, report.memories, counts(memory)["sources"], edges))
     assert results[0] == results[1]
     assert results[0][3] == [(0, 1), (1, 2), (2, 3), (4, 5)]  # a link across the batch border (2 → 3) too
+
+
+def test_an_edited_message_in_a_newer_export_keeps_its_stored_text(tmp_path, fake_settings, fake_extractor):
+    chat = json.loads((FIXTURES / "telegram_chat.json").read_text())
+    edited = [
+        {**m, "text": "I signed the lease for the flat on Elm Street!"} if m["id"] == 1002 else m
+        for m in chat["messages"]
+    ]
+    extra = {**chat["messages"][2], "id": 1010, "date": "2024-03-05T08:00:00", "date_unixtime": "1709622000"}
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps({**chat, "messages": [*edited, {**extra, "text": "See you Friday!"}]}))
+    store = tmp_path / "store"
+    with new_memory(store, fake_settings) as memory:
+        memory.ingest(FIXTURES / "telegram_chat.json")
+    result = run("ingest", str(newer), "--store", str(store), "--json")
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)
+    assert (report["new_sources"], report["duplicates"], report["edited"]) == (1, 2, 1)
+    assert "1 message(s) changed since they were stored" in result.stderr
+    with Memory(store, read_only=True) as memory:
+        (text,) = memory.store.con.execute("SELECT text FROM sources WHERE turn_id = '1002'").fetchone()
+    assert text == "I signed the lease for the apartment on Elm Street!"

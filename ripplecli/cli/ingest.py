@@ -165,3 +165,11 @@ def ingest(
         console.print(_summary(reports))
     if hint:
         err_console.print(hint, markup=False, soft_wrap=True)
+    edited = sum(r.edited for r in reports)
+    if edited:
+        err_console.print(
+            f"{edited:,} message(s) changed since they were stored; the stored text is kept "
+            "(`ripple forget` them, then ingest again, to take the new text)",
+            markup=False,
+            soft_wrap=True,
+        )
