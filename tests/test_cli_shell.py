@@ -106,9 +106,11 @@ def _fits(page: str) -> None:
 
 def test_tables_read_at_80_columns(store, tmp_path) -> None:
     chat = write_chat(tmp_path / "a-rather-long-file-name.json", [session(3, CHAT_1)], "other")
-    ingest = run("ingest", str(chat), "--store", str(store))
+    short = write_chat(tmp_path / "dinner.json", [session(3, CHAT_1)], "dinner")
+    ingest = run("ingest", str(chat), str(short), "--store", str(store))
     assert ingest.exit_code == 0, ingest.output
     _fits(ingest.stdout)
+    assert "dinner.json" in ingest.stdout  # a short file name is not folded into pieces
     assert all(word in ingest.stdout for word in ("memories", "edges", "contiguity"))
     listing = run("memories", "list", "--store", str(store))
     _fits(listing.stdout)
