@@ -77,6 +77,11 @@ _FUTURE_CUES = re.compile(
     r"|looking forward|tomorrow|next|soon|(?:am|are|is)\s+going)\b|['’](?:ll|m going|re going)\b",
     re.IGNORECASE,
 )
+# A day named without a year is past only when the text reports (was, went, met…); in the present tense
+# ("the movers come on May 28th", "my birthday is June 14th") it is the nearest such day.
+_PAST_CUES = re.compile(
+    r"\b(?:was|were|did|had|went|got|came|met|been|ago|last|yesterday|used to)\b|\b\w{3,}ed\b", re.IGNORECASE
+)
 _FALLBACK_TRIGGER = re.compile(r"\bago\b", re.IGNORECASE)
 _FALLBACK_NOISE = frozenset({"may", "march", "now", "second", "sun", "we", "sat", "today"})
 
@@ -243,6 +248,8 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
         candidates = [day_span(date(anchor.year + k, month, day)) for k in (-1, 0, 1)]
     except ValueError:
         return None
+    if tense == "past" and not _PAST_CUES.search(match.string):
+        return min(candidates, key=lambda c: abs(c[0] - anchor))  # "the movers come on May 28th": the nearest one
     return _pick(candidates, anchor, _relation(None, tense))
 
 
