@@ -13,13 +13,14 @@ import re
 import time
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.answer.base import NOT_FOUND, Answer, AnswerStream
 from ripplecli.answer.spans import shown_date
 from ripplecli.answer.typed import speaker_and_body, typed_answer
+from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import CallLog, LLMCall, count_tokens, fit_evidence, prompt_tokens, structured, with_enum
 from ripplecli.trace import Evidence
 
@@ -62,7 +63,7 @@ def _date(e: Evidence) -> str | None:
     return e.sources[0].timestamp[:10] if e.sources and e.sources[0].timestamp else None
 
 
-def llm_answer_json(llm: Any, question: str, evidence: list[Evidence], log: CallLog) -> Answer:
+def llm_answer_json(llm: LLM, question: str, evidence: list[Evidence], log: CallLog) -> Answer:
     """A short model answer as grammar-constrained JSON citing evidence ids; the typed answer when unusable."""
     if not evidence:
         return Answer("llm", "", found=False, note="no evidence to answer from")
@@ -88,7 +89,7 @@ def llm_answer_json(llm: Any, question: str, evidence: list[Evidence], log: Call
 
 
 # --- the plain, streamed answer ---------------------------------------------------------------------------
-def evidence_block(evidence: list[Evidence], llm: Any, budget: int = EVIDENCE_TOKENS) -> list[Evidence]:
+def evidence_block(evidence: list[Evidence], llm: LLM, budget: int = EVIDENCE_TOKENS) -> list[Evidence]:
     """The best-ranked memories (at most SHOWN) while their lines fit `budget` tokens; never fewer than one."""
     shown: list[Evidence] = []
     used = 0
@@ -119,7 +120,7 @@ def plain_messages(question: str, shown: list[Evidence]) -> list[dict[str, str]]
 
 
 def llm_answer(
-    llm: Any,
+    llm: LLM,
     question: str,
     evidence: list[Evidence],
     log: CallLog,
@@ -148,7 +149,7 @@ def llm_answer(
     return _cited(text, shown)
 
 
-def _generate(llm: Any, prompt: list[dict[str, str]], stream: AnswerStream | None, deadline: float) -> tuple[str, str]:
+def _generate(llm: LLM, prompt: list[dict[str, str]], stream: AnswerStream | None, deadline: float) -> tuple[str, str]:
     """The model's text as it streams, cut at the deadline or at MAX_ANSWER_CHARS; (text, error or "")."""
     pieces: list[str] = []
     try:
@@ -165,7 +166,7 @@ def _generate(llm: Any, prompt: list[dict[str, str]], stream: AnswerStream | Non
     return "".join(pieces), ""
 
 
-def _chunks(llm: Any, prompt: list[dict[str, str]]) -> Iterator[str]:
+def _chunks(llm: LLM, prompt: list[dict[str, str]]) -> Iterator[str]:
     """Text pieces as the model writes them (one piece from a backend that cannot stream)."""
     if hasattr(llm, "stream_text"):
         yield from llm.stream_text(prompt)
