@@ -248,3 +248,13 @@ def fake_memory(tmp_path: Path, fake_settings, monkeypatch: pytest.MonkeyPatch):
     memory.configure(fake_settings)
     yield memory
     memory.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path, fake_settings, fake_extractor) -> Path:
+    """A store of two sessions built with the fake encoder (recorded in its settings, so the CLI reuses it)."""
+    from chats import CHAT_1, CHAT_2, new_memory, session, write_chat
+
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        memory.ingest(write_chat(tmp_path / "chat.json", [session(1, CHAT_1), session(2, CHAT_2)]))
+    return tmp_path / "store"

@@ -6,21 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from chats import CHAT_1, CHAT_2, new_memory, one_error_line, run, session, stored_counts, write_chat
+from chats import CHAT_1, new_memory, one_error_line, run, session, stored_counts, write_chat
 
 from ripplecli.api import Memory
 from ripplecli.errors import InputError
 
 FUZZ = Path(__file__).parent / "fuzz"
-
-
-@pytest.fixture
-def store(tmp_path, fake_settings, fake_extractor) -> Path:
-    """A store built with the fake encoder (recorded in its settings, so the CLI reuses it)."""
-    chat = write_chat(tmp_path / "chat.json", [session(1, CHAT_1), session(2, CHAT_2)])
-    with new_memory(tmp_path / "store", fake_settings) as memory:
-        memory.ingest(chat)
-    return tmp_path / "store"
 
 
 def _write(path: Path, data: bytes | str) -> Path:

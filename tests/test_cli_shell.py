@@ -7,7 +7,7 @@ import re
 
 import pytest
 import typer
-from chats import CHAT_1, CHAT_2, new_memory, session, write_chat
+from chats import CHAT_1, session, write_chat
 from typer.testing import CliRunner
 
 from ripplecli import __version__
@@ -25,15 +25,6 @@ WIDTH = 80
 def run(*args: str, columns: int = WIDTH, env: dict[str, str] | None = None):
     """The ripple command in process, on a terminal of `columns` columns."""
     return CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns), **(env or {})}, prog_name="ripple")
-
-
-@pytest.fixture
-def store(tmp_path, fake_settings, fake_extractor):
-    """A store of two sessions built with the fake encoder."""
-    chat = write_chat(tmp_path / "chat.json", [session(1, CHAT_1), session(2, CHAT_2)])
-    with new_memory(tmp_path / "store", fake_settings) as memory:
-        memory.ingest(chat)
-    return tmp_path / "store"
 
 
 def test_version() -> None:

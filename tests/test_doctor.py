@@ -8,20 +8,12 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from chats import CHAT_1, CHAT_2, new_memory, run, session, write_chat
+from chats import CHAT_1, new_memory, run, session, write_chat
 
 from ripplecli.store.db import DB_FILE, LEXICAL_DIR, VECTOR_FILE
 from ripplecli.store.lexical import Bm25Index
 
 FUZZ = Path(__file__).parent / "fuzz"
-
-
-@pytest.fixture
-def store(tmp_path, fake_settings, fake_extractor) -> Path:
-    """A healthy store."""
-    with new_memory(tmp_path / "store", fake_settings) as memory:
-        memory.ingest(write_chat(tmp_path / "a.json", [session(1, CHAT_1), session(2, CHAT_2)]))
-    return tmp_path / "store"
 
 
 def doctor(store: Path, *extra: str) -> tuple[int, dict[str, str]]:

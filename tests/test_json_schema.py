@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from chats import CHAT_1, CHAT_2, new_memory, session, write_chat
 from typer.testing import CliRunner
 
 from ripplecli.api import Memory
@@ -50,15 +49,6 @@ def check(value: object, name: str, objects: dict[str, list[re.Match[str]]], whe
         for group, rows in inner.items() if m["map"] else []:
             for i, row in enumerate(rows):
                 check(row, m["map"], objects, f"{where}.{m['key']}.{group}[{i}]")
-
-
-@pytest.fixture
-def store(tmp_path, fake_settings, fake_extractor) -> Path:
-    """Two sessions through the fake encoder."""
-    chat = write_chat(tmp_path / "chat.json", [session(1, CHAT_1), session(2, CHAT_2)])
-    with new_memory(tmp_path / "store", fake_settings) as memory:
-        memory.ingest(chat)
-    return tmp_path / "store"
 
 
 def test_the_schema_block_parses() -> None:
