@@ -41,6 +41,7 @@ def test_whatsapp_android_skips_system_lines_and_media_and_joins_lines() -> None
     assert "Wednesdays work for me. I'll bring the chalk bag." in said  # the invisible mark is gone
     assert not any("changed the subject" in t for t in said)
     assert turns(chat)[0].said_at == datetime(2024, 1, 31, 9, 2)
+    assert chat.skipped == 5  # notice, media, deleted, subject change, missed call: the summary's "skip"
 
 
 def test_whatsapp_owner_is_the_other_person_of_a_chat_named_after_one() -> None:
@@ -92,6 +93,7 @@ def test_telegram_single_chat() -> None:
     assert (chat.conversation_id, chat.title) == ("telegram-222", "Nora Klein")
     said = turns(chat)
     assert [t.turn_id for t in said] == ["1002", "1003", "1005"]  # service and sticker-only messages skipped
+    assert chat.skipped == 3
     assert said[1].text == "Congrats! Is it the one near Harbor Grill? https://maps.example/elm"
     assert [t.role for t in said] == ["", "owner", ""]  # in a personal chat the peer's id is the chat's
     assert said[2].said_at == datetime(2024, 3, 3, 20, 30)  # date_unixtime (UTC); `date` is the local clock

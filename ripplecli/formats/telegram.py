@@ -60,12 +60,14 @@ def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversatio
     one_to_one = _string(chat.get("type")) in ("personal_chat", "bot_chat")
     peer = f"user{_scalar(chat.at('id'))}" if one_to_one else None
     message_ids = Unique("message id")
-    dated = []
+    dated, skipped = [], 0
     for message in chat.at("messages").items():
         if _string(message.get("type")) not in ("", "message"):
-            continue  # service messages: joins, pins, calls, title changes
+            skipped += 1  # service messages: joins, pins, calls, title changes
+            continue
         text = _text(message.at("text")) if message.get("text") is not None else ""
         if not text:
+            skipped += 1  # a photo, sticker or file without a caption
             continue
         turn_id = message_ids.claim(_scalar(message.at("id")), message.keys)
         said_at, local = _times(message)
@@ -74,7 +76,7 @@ def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversatio
         role = "owner" if from_id and (from_id == owner_id or (peer is not None and from_id != peer)) else ""
         dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), local))
     name = _string(chat.get("name")) or None
-    return Conversation(chat_id, by_day(dated), name)
+    return Conversation(chat_id, by_day(dated), name, skipped)
 
 
 def _times(message: Node):

@@ -66,9 +66,10 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
         )
     day_first = _day_first(lines)
     ids = StableIds("wa-")
-    dated = []
+    dated, skipped = [], 0
     for line in lines:
         if line.sender is None or not line.text or _SKIPPED.fullmatch(line.text):
+            skipped += 1  # system lines, media placeholders, deleted messages
             continue
         when = _when(line, day_first, source)
         turn = Turn(ids.make(when.isoformat(), line.sender, line.text), line.sender, line.text, said_at=when)
@@ -80,7 +81,7 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
     conversation_id = f"whatsapp-{_slug(title)}-{short_hash(f'{first.said_at}|{first.speaker}|{first.text}')}"
     sessions = by_day(dated)
     _mark_owner(sessions, title)
-    return [Conversation(conversation_id, sessions, title)]
+    return [Conversation(conversation_id, sessions, title, skipped)]
 
 
 def _plain(line: str) -> str:
