@@ -65,7 +65,7 @@ def test_valid_output_keeps_known_persons_and_takes_concepts_from_the_rules(fake
     assert cues.concepts == ["trip", "museum"]  # matched in the restatement, never the model's own words
     assert cues.keywords == ["alice", "maya", "go"]
     assert cues.time_range == (datetime(2023, 5, 1), datetime(2023, 5, 31, 23, 59, 59))
-    assert "zed" in analyzer.last_failure and "does not know" in analyzer.last_failure
+    assert "persons the question does not name dropped: zed" in analyzer.last_failure
     assert log.calls[0].component == "query" and "zed" in log.calls[0].note
 
 
@@ -142,8 +142,9 @@ def test_a_restatement_sharing_no_word_with_the_question_is_replaced(fake_llm):
 
 
 def test_unknown_locations_are_dropped_and_recorded(fake_llm):
-    analyzer, _, cues = analyze(fake_llm(query_out(persons=[], locations=["  PARIS ", "Atlantis"])))
-    assert cues.locations == ["paris"] and "atlantis" in analyzer.last_failure
+    question = "Did Alice see Paris or Atlantis in May 2023?"
+    analyzer, _, cues = analyze(fake_llm(query_out(persons=[], locations=["  PARIS ", "Atlantis"])), question)
+    assert cues.locations == ["paris"] and "does not know dropped: atlantis" in analyzer.last_failure
 
 
 def test_an_empty_store_asks_no_model(fake_llm):
@@ -180,7 +181,10 @@ def test_recall_with_the_llm_analyzer_traces_its_call_and_failure(tmp_path, fake
     assert "failure" not in rules.to_dict()["trace"]["query_cues"] and "llm_calls" not in rules.to_dict()["trace"]
     console = Console(record=True, width=160)
     console.print(trace_tree(result))
-    assert "model fallback: persons the store does not know dropped: zed" in console.export_text()
+    text = console.export_text()
+    assert "model fallback: persons the question does not name dropped: zed" in text
+    assert "time range 2023-05-01 … 2023-05-31 dropped: the question states no time" in text
+    assert result.trace.query_cues.time_range is None
 
 
 def test_the_llm_planner_does_not_imply_the_llm_analyzer(tmp_path, fake_settings, fake_llm):
@@ -230,3 +234,40 @@ def test_smollm2_output_validates_or_falls_back_cleanly(real_llm):
         assert analyzer.last_failure.endswith("rules cues used") and cues.text == QUESTION
     else:
         assert 0 < len(cues.text) <= 200 and len(cues.keywords) <= 6
+
+
+# --- gates: the model may only add what the question says ---------------------------------------------
+def test_a_person_the_question_does_not_name_is_dropped_though_the_store_knows_them(fake_llm):
+    analyzer, _, cues = analyze(fake_llm(query_out(persons=["Bob", "maya"])), "Where did Maya's sister go in May 2023?")
+    assert cues.persons == ["maya"]  # Bob is a speaker of the store, but the question never names him
+    assert analyzer.last_failure == "persons the question does not name dropped: bob"
+
+
+def test_a_place_the_question_does_not_name_is_dropped(fake_llm):
+    analyzer, _, cues = analyze(fake_llm(query_out(persons=[], locations=["Louvre", "Paris"])), "Did Alice like Paris?")
+    assert cues.locations == ["paris"]
+    assert "locations the question does not name dropped: louvre" in analyzer.last_failure
+
+
+def test_the_store_owner_stands_for_i_me_my(fake_llm):
+    idx = index()
+    idx.owner = "Bob"
+    llm = fake_llm(query_out(persons=["Bob", "Alice"], time_range=None))
+    analyzer = LLMQueryAnalyzer(llm, CallLog())
+    cues = analyzer.analyze("Where did I meet Maya?", idx, AS_OF)
+    assert cues.persons == ["bob", "maya"]  # the owner (my) kept, Alice dropped, the rules' Maya kept
+    assert analyzer.last_failure == "persons the question does not name dropped: alice"
+
+
+def test_a_time_the_question_does_not_state_is_dropped(fake_llm):
+    llm = fake_llm(query_out(persons=[], time_range=["2023-06-02", "2023-06-02"]))
+    analyzer, _, cues = analyze(llm, "Where did Alice and Maya go?")
+    assert cues.time_range is None
+    assert analyzer.last_failure == "time range 2023-06-02 … 2023-06-02 dropped: the question states no time"
+
+
+def test_concepts_come_only_from_the_store_cue_forms(fake_llm):
+    out = query_out(persons=[], semantic_query="Alice went on a zeppelin trip.", keywords=["zeppelin", "alice"])
+    _, _, cues = analyze(fake_llm(out), "Did Alice go on a trip in May 2023?")
+    assert cues.concepts == ["trip"]  # "zeppelin" is the model's word, no cue form of the store
+    assert "zeppelin" in cues.keywords

@@ -2,9 +2,10 @@
 
 The rules analyzer runs first (it is cheap): concepts always come from it (matched against the store's cue forms over
 the question and the model's restatement), an explicit time it resolved ("in May 2023", "last week") is kept, and its
-cues replace the model's when the output stays invalid. Persons and locations the store does not know are dropped, an
-unusable time range or a restatement sharing no word with the question is replaced, and each of these is recorded in
-`last_failure` (the trace's `query_cues.failure`) and on the model call.
+cues replace the model's when the output stays invalid. The model may only add: a person or location the question
+does not name (I/me/my name the store owner) or the store does not know is dropped, a time range for a question that
+states no time is dropped, an unusable time range or a restatement sharing no word with the question is replaced, and
+each of these is recorded in `last_failure` (the trace's `query_cues.failure`) and on the model call.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name, content_tokens, match_cues
+from ripplecli.owner import first_person_at
 from ripplecli.protocols import LLM
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer
 from ripplecli.runtime.llm import CallLog, Messages, prompt_budget, prompt_tokens, structured
+from ripplecli.timewords import names as text_names
+from ripplecli.timewords import states_time
 
 MAX_NAMES = 50  # known names shown to the model; validation still checks against all of them
 MIN_NAMES = 5
@@ -78,7 +82,7 @@ class LLMQueryAnalyzer:
             error = failure.error if failure else "no output"
             self._record(trimmed, f"LLM query analysis failed ({error}); rules cues used")
             return rules
-        cues, problems = merge(out, rules, index, persons, locations)
+        cues, problems = merge(out, rules, index, persons, locations, asked_by(question, index))
         self._record(trimmed, *problems)
         return cues
 
@@ -131,11 +135,25 @@ def rank(names: set[str], question: str, index: RecallIndex, persons: bool) -> l
     return sorted(names, key=key)
 
 
-def merge(out: QueryOut, rules: QueryCues, index: RecallIndex, persons: set[str], locations: set[str]):
+def asked_by(question: str, index: RecallIndex) -> str | None:
+    """The store owner when the question says I/me/my (the model may name them though the text does not)."""
+    return canonical_name(index.owner) if index.owner and first_person_at(question) is not None else None
+
+
+def merge(
+    out: QueryOut,
+    rules: QueryCues,
+    index: RecallIndex,
+    persons: set[str],
+    locations: set[str],
+    owner: str | None = None,
+):
     """QueryCues from the model's reply over the rules cues, and what had to be dropped or replaced."""
     problems: list[str] = []
-    kept_persons = _known(out.persons, persons, "persons", problems)
-    kept_locations = _known(out.locations, locations, "locations", problems)
+    named = [n for n in out.persons if _asked(n, rules.text, owner, "persons", problems)]
+    kept_persons = _known(named, persons, "persons", problems)
+    placed = [n for n in out.locations if _asked(n, rules.text, None, "locations", problems)]
+    kept_locations = _known(placed, locations, "locations", problems)
     restated = _restatement(out.semantic_query, rules.text, problems)
     keywords = list(dict.fromkeys(k.strip().casefold() for k in out.keywords if k.strip()))
     cues = QueryCues(
@@ -144,7 +162,7 @@ def merge(out: QueryOut, rules: QueryCues, index: RecallIndex, persons: set[str]
         persons=list(dict.fromkeys([*kept_persons, *rules.persons])),
         locations=list(dict.fromkeys([*kept_locations, *rules.locations])),
         concepts=list(dict.fromkeys([*rules.concepts, *match_cues(restated, index.forms)])),
-        time_range=_time(out.time_range, rules.time_range, problems),
+        time_range=_time(out.time_range, rules.time_range, rules.text, problems),
         wants=rules.wants,
         many=rules.many,
     )
@@ -161,14 +179,26 @@ def _restatement(semantic_query: str, question: str, problems: list[str]) -> str
     return restated
 
 
-def _time(days: list[str] | None, rules: tuple[datetime, datetime] | None, problems: list[str]):
-    """The model's time range when it is valid and the question names no explicit time the rules resolved exactly."""
+def _time(days: list[str] | None, rules: tuple[datetime, datetime] | None, question: str, problems: list[str]):
+    """The model's time range when it is valid, the question states a time, and the rules resolved none exactly."""
     span, error = parse_days(days)
+    if span and not rules and not states_time(question):
+        problems.append(f"time range {days[0]} … {days[1]} dropped: the question states no time")
+        return None
     if error:
         problems.append(f"time range {error}; rules time range used")
     elif span and rules and span != rules:
         problems.append(f"time range {days[0]} … {days[1]} differs from the question's explicit time; rules used")
     return rules or span
+
+
+def _asked(name: str, question: str, owner: str | None, kind: str, problems: list[str]) -> bool:
+    """A name the question contains (or the owner its I/me/my stand for); any other is a guess, dropped and recorded."""
+    key = canonical_name(name)
+    if not key or text_names(question, key) or key == owner:
+        return True
+    problems.append(f"{kind} the question does not name dropped: {key}")
+    return False
 
 
 def _known(names: list[str], known: set[str], kind: str, problems: list[str]) -> list[str]:

@@ -1,0 +1,34 @@
+"""Does a text state a time? The gate that keeps a model from inventing dates the words never give."""
+
+from __future__ import annotations
+
+import calendar
+import re
+
+from ripplecli.cues import canonical_name
+
+_NAMES = [n.lower() for n in (*calendar.month_name, *calendar.day_name) if n and n != "May"]  # "may I…" is no date
+_ABBR = [n.lower() for n in calendar.month_abbr if n and n.lower() != "may"]
+_WORDS = [
+    "today", "tonight", "yesterday", "tomorrow", "ago", "recently", "lately", "since", "until", "weekend",
+    "weekends", "week", "weeks", "month", "months", "year", "years", "day", "days", "morning", "afternoon",
+    "evening", "night", "noon", "midnight", "spring", "summer", "autumn", "fall", "winter", "christmas",
+    "easter", "holiday", "holidays", "decade", "century", "earlier", "later", "soon", "season",
+]  # fmt: skip
+_TIME = re.compile(
+    r"(?<![\w'’])(?:" + "|".join(sorted({*_NAMES, *_ABBR, *_WORDS}, key=len, reverse=True)) + r")(?![\w])"
+    r"|\b(?:in|of|since|until)\s+may\b|\bmay\s+\d"
+    r"|\b(?:1[89]|20)\d{2}\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}[/.]\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b",
+    re.I,
+)
+
+
+def states_time(text: str) -> bool:
+    """True when the text names a date, a day, a season or a relative time ("last week", "in 2022", "May 7th")."""
+    return _TIME.search(text) is not None
+
+
+def names(text: str, name: str) -> bool:
+    """True when the text contains the name as whole words ("Maya's" names Maya; "Mayan" does not)."""
+    key = canonical_name(name)
+    return bool(key) and re.search(rf"(?<!\w){re.escape(key)}(?!\w)", canonical_name(text)) is not None
