@@ -262,7 +262,16 @@ def test_planner_stop(fake_llm):
     plan = LLMPlanner(fake_llm(plan_out(**{"continue": False, "stop_reason": "enough"}))).plan(
         CUES, candidates(), set()
     )
-    assert not plan.proceed and plan.stop_reason == "enough"
+    assert not plan.proceed and plan.stop_reason == "enough" and plan.failure is None  # nothing is missing
+
+
+def test_a_stop_with_support_missing_is_overruled_unless_the_rules_stop_too(fake_llm):
+    cues = QueryCues("Did Alice see the Louvre in Paris?", ["alice"], ["alice"], ["louvre"], ["paris"])
+    stop = plan_out(**{"continue": False, "stop_reason": "enough", "anchors": []})
+    plan = LLMPlanner(fake_llm(stop)).plan(cues, candidates(), {"alice", "bob"})
+    assert plan.proceed and plan.stop_reason is None and plan.anchors == [4, 9]  # the rules' anchors
+    assert plan.missing == ["location:louvre"]
+    assert plan.failure == "the model's stop ('enough') overruled: support still missing for location:louvre"
 
 
 # --- answers ---------------------------------------------------------------------------------------
@@ -389,3 +398,22 @@ def test_answer_auto_with_a_broken_configured_model_falls_back(tmp_path, fake_se
         result = memory.recall("Where did Alice go?", k=5, answer="auto")
     assert result.answer is not None and result.answer.method == "typed"
     assert "gone.gguf" in (result.answer.fallback or "")
+
+
+def test_an_overruled_stop_is_in_the_trace(tmp_path, fake_settings, fake_llm):
+    """Four instruments in four turns: the three anchors cannot cover all, so the model's stop is premature."""
+    bought = [("Alice", "Carol bought a violin."), ("Bob", "Carol bought a piano.")]
+    bought += [("Alice", "Carol bought a guitar."), ("Bob", "Carol bought a drum.")]
+    turns = [{"speaker": s, "text": t} for s, t in [*TURNS, *bought]]
+    path = tmp_path / "shop.json"
+    path.write_text(json.dumps({"conversation_id": "shop", "sessions": [{"id": "1", "turns": turns}]}))
+    stop = plan_out(**{"continue": False, "stop_reason": "enough", "anchors": [1]})
+    with Memory(tmp_path / "store") as memory:
+        memory.configure(fake_settings)
+        memory.ingest(path, extractor="rules")
+        memory._llm = fake_llm(stop)
+        result = memory.recall("Did Carol buy a violin, a piano, a guitar and a drum?", k=5, planner="llm")
+    first = result.trace.rounds[0].planner
+    assert first.decision == "continue" and first.stop_reason is None and first.missing
+    assert first.failure == f"the model's stop ('enough') overruled: support still missing for {first.missing[0]}"
+    assert result.to_dict()["trace"]["rounds"][0]["planner"]["failure"] == first.failure

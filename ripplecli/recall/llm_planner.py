@@ -1,7 +1,9 @@
 """The LLM recall planner (docs/method.md, read phase): anchors and a missing-support target written by the local model.
 
 The rules plan is computed first (it is cheap): it supplies the covered/missing cues and is the fallback
-when the model's output stays invalid. Anchors outside the evidence are dropped and recorded in Plan.failure.
+when the model's output stays invalid. Anchors outside the evidence are dropped and recorded in Plan.failure, and a
+stop while the question's cues still lack support stands only when the rules planner stops too: otherwise the round
+continues and Plan.failure says the stop was overruled.
 """
 
 from __future__ import annotations
@@ -101,4 +103,14 @@ class LLMPlanner:
             time_range=parse_days(out.target_time_range)[0] or (rules.target.time_range if rules.target else None),
         )
         stop_reason = None if out.proceed else (out.stop_reason or "the model judged the evidence sufficient")
-        return Plan(out.proceed, stop_reason, anchors, target, rules.covered, rules.missing, failure)
+        proceed = out.proceed
+        if not proceed and rules.proceed and rules.missing:
+            proceed, stop_reason, anchors = True, None, anchors or rules.anchors
+            overruled = f"the model's stop ({_quote(out.stop_reason)}) overruled: support still missing for "
+            failure = (failure + "; " if failure else "") + overruled + ", ".join(rules.missing)
+        return Plan(proceed, stop_reason, anchors, target, rules.covered, rules.missing, failure)
+
+
+def _quote(reason: str | None) -> str:
+    """The model's stop reason, short, for the trace."""
+    return repr(reason[:60]) if reason else "no reason given"
