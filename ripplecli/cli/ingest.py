@@ -111,9 +111,10 @@ def ingest(
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Read chat histories into memories, cues and the memory graph. Re-ingesting a file is a no-op, and a newer
-    export of the same chats adds only the messages that are new. A .zip or an export folder is read as it comes;
-    the README's "Chat formats" section says how to get each export.
+    """Read chat histories and exports into memories, cues and the memory graph.
+
+    Re-ingesting a file is a no-op, and a newer export of the same chats adds only the messages that are new.
+    A .zip or an export folder is read as it comes; the README's "Chat formats" section says how to get each export.
 
     \b
     chatgpt, claude   conversations.json from the account's data export
@@ -124,8 +125,8 @@ def ingest(
     notes             .md / .txt you wrote, a memory per paragraph
     native            ripple's own JSON (sessions of speaker + text turns)
 
-    Exports that mark your own messages (ChatGPT's `user`, a WhatsApp account owner) store them under your name:
-    `--me`, else `me` in the config, else asked once on a terminal.
+    Exports that mark your own messages (ChatGPT's `user`, Claude's `human`, your side of a Telegram or WhatsApp
+    chat) store them under your name: `--me`, else `me` in the config, else asked once on a terminal.
 
     A file may hold at most 50,000 turns (split a larger export, e.g. by conversation).
     """
