@@ -33,7 +33,7 @@ def ask(
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Recall evidence for a question by associative recall, and show how it was found."""
+    """Answer a question from your chats: the answer, the evidence it rests on, and how recall found it."""
     from ripplecli.cli.render import answer_text, evidence_line, trace_tree  # not needed for `--help`
     from ripplecli.inputs import parse_date
 

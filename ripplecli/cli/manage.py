@@ -85,7 +85,7 @@ def export(
     with_vectors: Annotated[bool, typer.Option("--with-vectors", help="Include vectors (else re-encoded).")] = False,
     store: StoreOption = None,
 ) -> None:
-    """Write the whole store as one JSONL document: meta, sources, memories with cues and provenance, edges."""
+    """Write the whole store as one JSONL document (conversations, sources, memories with cues, edges), to back up."""
     with open_memory(store, read_only=True, create=False) as memory:
         lines = memory.export(out, with_vectors=with_vectors)
     if out is not None:
