@@ -60,8 +60,8 @@ def forget(
             _report({"forgotten": False, "counts": plan.counts}, "nothing matches; nothing forgotten", as_json)
             return
         err_console.print(_plan_line(plan.counts, "will forget"))
-        if not yes and not typer.confirm("Forget them? This cannot be undone", default=False, err=True):
-            err_console.print("nothing was forgotten")
+        if not yes and not _confirmed():
+            err_console.print("nothing was forgotten (to forget without being asked, pass --yes)")
             raise typer.Exit(1)
         done = memory.forget(*(ids or []), **selection)
     _report(
@@ -69,6 +69,14 @@ def forget(
         _plan_line(done.counts, "forgot"),
         as_json,
     )
+
+
+def _confirmed() -> bool:
+    """The user's yes; no answer (end of input in a script or pipe) is a no, not click's bare 'Aborted.'."""
+    try:
+        return typer.confirm("Forget them? This cannot be undone", default=False, err=True)
+    except typer.Abort:
+        return False
 
 
 def _report(document: dict[str, Any], line: str, as_json: bool) -> None:
