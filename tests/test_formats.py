@@ -172,7 +172,9 @@ def test_wrong_type_names_json_path_and_line(tmp_path: Path) -> None:
 def test_wrong_explicit_format_and_unknown_format(tmp_path: Path) -> None:
     assert "conversation" in refusal(FIXTURES / "native.json", fmt="locomo")
     assert "unknown --format" in refusal(FIXTURES / "native.json", fmt="whatsap")
-    assert "is JSON (ripple's native JSON?), not a WhatsApp" in refusal(FIXTURES / "native.json", fmt="whatsapp")
+    refused = refusal(FIXTURES / "native.json", fmt="whatsapp")
+    assert "is JSON (ripple's native JSON?), not a WhatsApp" in refused
+    assert "try --format auto, or see `ripple ingest --help`" in refused  # one sentence, not '. see'
 
 
 def test_oversized_turn_is_refused(tmp_path: Path) -> None:
