@@ -1,6 +1,7 @@
 """MCP benchmark (issue 8): warm `recall` round trips through `ripple mcp` over stdio, as an assistant sees them.
 
     .venv/bin/python bench/mcp.py [--repeat 50] [--k 10] [--mode ripple] [--in-process]
+    .venv/bin/python bench/mcp.py --first-remember 5 [--processes 3]   # a new server's first `remember`
 
 Serves a copy of the dev store (/tmp/ripple-bench/dev, built by bench/ask.py when missing) so the server's write lock
 and the `remember` calls never touch the shared benchmark store.
@@ -80,6 +81,42 @@ async def over_stdio(store: Path, asked: list[str], k: int, mode: str) -> dict[s
     return {"transport": "stdio", "start_to_first_recall_s": round(first, 2), **figures}
 
 
+async def first_remember(store: Path, pause: float) -> dict[str, float]:
+    """A new `ripple mcp` process: connect, stay idle `pause` seconds (a person typing), then time two `remember`s."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=str(ask.RIPPLE), args=["mcp", "--store", str(store)], env=dict(os.environ))
+    started = time.perf_counter()
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await asyncio.sleep(pause)
+        timed = []
+        for text in REMEMBERED[:2]:
+            before = time.perf_counter()
+            result = await session.call_tool("remember", {"speaker": "Bench", "text": text, "conversation": "bench"})
+            timed.append((time.perf_counter() - before) * 1000)
+            if getattr(result, "is_error", getattr(result, "isError", False)):
+                raise SystemExit(f"remember failed: {result.content[0].text}")
+        total = time.perf_counter() - started - pause
+    return {"first_ms": round(timed[0], 1), "second_ms": round(timed[1], 1), "start_to_first_s": round(total, 2)}
+
+
+def first_remembers(home: Path, data: Path, pause: float, processes: int) -> None:
+    """Median first and second `remember` over fresh server processes, each on its own copy of the dev store."""
+    import statistics
+
+    runs = []
+    for _ in range(processes):
+        with tempfile.TemporaryDirectory(prefix="ripple-mcp-bench-") as scratch:
+            runs.append(asyncio.run(first_remember(store_copy(home, data, Path(scratch)), pause)))
+            print(runs[-1], flush=True)
+    medians = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+    print(
+        f"first remember after {pause:g} s idle, median of {processes} processes: {medians['first_ms']} ms "
+        f"(second {medians['second_ms']} ms; start to first remember, idle excluded, {medians['start_to_first_s']} s)"
+    )
+
+
 async def in_process(store: Path, asked: list[str], k: int, mode: str) -> dict[str, Any]:
     """The same calls through the SDK's in-memory transport: the server's own cost without pipes."""
     from mcp import Client
@@ -114,12 +151,19 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--home", type=Path, default=ask.BENCH_HOME, help="where benchmark stores are kept")
     parser.add_argument("--in-process", action="store_true", help="also time the in-memory transport")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+    parser.add_argument("--first-remember", type=float, metavar="PAUSE", help="time new servers' first remember")
+    parser.add_argument("--processes", type=int, default=3, help="server processes for --first-remember")
     return parser.parse_args()
 
 
 def main() -> None:
     """Copy the dev store, serve it, time warm recall round trips."""
     args = parse_args()
+    if args.first_remember is not None:
+        print(f"cores {os.cpu_count()} · load {os.getloadavg()[0]:.2f}")
+        first_remembers(args.home, args.data, args.first_remember, args.processes)
+        print(f"load now {os.getloadavg()[0]:.2f}")
+        return
     asked = ask.questions(args.data, args.repeat)
     print(f"cores {os.cpu_count()} · load {os.getloadavg()[0]:.2f} · {len(asked)} questions · k {args.k}")
     results = []

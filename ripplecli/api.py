@@ -270,11 +270,24 @@ class Memory(OwnYourData):
         return ModelProvider(resolve_model(self.model) is not None, lambda: self.llm)
 
     def warm(self) -> None:
-        """Load the encoder and every index now, so a long-lived server (MCP) answers its first question warm."""
+        """Load the encoder, the extractor's models and every index now, so a long-lived server (MCP) pays them
+        once at start, not on its first `remember` or `recall`."""
         self.encoder.encode(["warm up"])
+        self._warm_extractor()
         if self.store.count("memories"):
             self.recall("warm up", k=1)
             self._recaller.warm()  # a server answers many questions: hold the recall maps whole from the start
+
+    def _warm_extractor(self) -> None:
+        """Load the store's extractor's models (spaCy for the rules one); one that needs the local model stays lazy."""
+        from ripplecli.registry import EXTRACTORS
+
+        if getattr(EXTRACTORS.load(self.settings.extractor), "needs_llm", False):
+            return  # loading a GGUF model costs memory a server that only recalls never needs
+        extractor = self._extractor(None)
+        warm = getattr(extractor, "warm", None)
+        if warm is not None:
+            warm()
 
 
 def owner_name(conversations: Sequence[Conversation], given: str | None) -> str | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLE_CHATS, use_fake_extractor
+from conftest import SAMPLE_CHATS, FakeExtractor, use_fake_extractor
 
 from ripplecli.api import Memory
 from ripplecli.mcp_server import DESCRIPTIONS, RippleTools, build_server
@@ -200,7 +200,51 @@ def test_ripple_mcp_over_stdio_holds_the_store(tmp_path: Path) -> None:
     assert after.exit_code == 0, after.output  # the server released the store when the client hung up
 
 
+class WarmedExtractor(FakeExtractor):
+    """The fake extractor, counting how often its models were loaded ahead of use."""
+
+    warmed = 0
+
+    def warm(self) -> None:
+        """Count the warm-up."""
+        type(self).warmed += 1
+
+
+def test_the_server_loads_encoder_and_extractor_at_start(fake_memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up a server starts with loads what a first `remember` would otherwise pay for."""
+    from ripplecli.registry import EXTRACTORS
+
+    monkeypatch.setitem(EXTRACTORS, "rules", f"{__name__}:WarmedExtractor")
+    monkeypatch.setattr(WarmedExtractor, "warmed", 0)
+    assert fake_memory._encoder is None
+    RippleTools(fake_memory).warm_in_background().join()
+    assert fake_memory._encoder is not None and WarmedExtractor.warmed == 1
+
+
+def test_an_extractor_that_needs_the_local_model_is_not_loaded_at_start(
+    fake_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that may only recall does not load a GGUF model for the LLM extractor before it writes."""
+    from ripplecli.api import Memory as MemoryClass
+
+    fake_memory.settings.extractor = "llm"
+    monkeypatch.setattr(MemoryClass, "llm", property(lambda self: pytest.fail("the local model was loaded")))
+    fake_memory.warm()
+    assert fake_memory._encoder is not None
+
+
 # --- end to end through the real encoder and spaCy -----------------------------------------------------
+@pytest.mark.slow
+def test_the_real_warm_up_loads_spacy_and_the_encoder(tmp_path: Path) -> None:
+    """Through the real parts: after warming, the spaCy pipeline and the ONNX encoder are loaded."""
+    from ripplecli.extract.nlp import load_nlp
+
+    load_nlp.cache_clear()
+    with Memory(tmp_path / "store") as memory:
+        memory.warm()
+        assert load_nlp.cache_info().currsize == 1 and memory._encoder is not None
+
+
 @pytest.mark.slow
 def test_agent_remembers_a_chat_and_recalls_through_the_graph(tmp_path: Path) -> None:
     """The dinner chat told turn by turn; the seafood turn is found only by spreading activation, then forgotten."""

@@ -38,6 +38,10 @@ class RulesExtractor:
     def __init__(self, name: str = "rules") -> None:
         self.name = name
 
+    def warm(self) -> None:
+        """Load and run the spaCy pipeline once, so a long-lived server's first write does not pay for it."""
+        parse(["Alex met Maya in Paris yesterday."], [[]])
+
     def extract(self, window: Window) -> list[MemoryDraft]:
         """One draft per non-context turn of the window."""
         return self.extract_many([window])[0]
