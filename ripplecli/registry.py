@@ -58,6 +58,7 @@ ENCODERS = Registry(
     "encoder backend",
     {
         "onnx": "ripplecli.runtime.onnx_encoder:OnnxEncoder",
+        "onnx-int8": "ripplecli.runtime.onnx_encoder:OnnxInt8Encoder",
         "sentence-transformers": "ripplecli.runtime.st_encoder:SentenceTransformerEncoder",
     },
 )

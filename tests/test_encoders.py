@@ -144,3 +144,33 @@ def test_failed_export_leaves_no_file(tmp_path, monkeypatch):
         ensure_exported(model_dir("all-MiniLM-L6-v2"))
     leftovers = [p.name for p in tmp_path.rglob("*") if p.is_file() and p.name != "keys.json"]
     assert leftovers == []
+
+
+@pytest.mark.slow
+def test_int8_encoder_is_opt_in_named_apart_and_close_to_fp32(onnx_encoder):
+    """The quantised encoder gives vectors near the fp32 ones under its own name, so a store records which it used."""
+    int8 = load_encoder("onnx-int8")
+    assert int8.name == "all-MiniLM-L6-v2-int8" != onnx_encoder.name and int8.dim == onnx_encoder.dim
+    texts = [text for text in SENTENCES if text]
+    cosines = np.sum(int8.encode(texts) * onnx_encoder.encode(texts), axis=1)
+    assert cosines.min() > 0.9
+    folder = ensure_exported(model_dir("all-MiniLM-L6-v2")).parent
+    assert (folder / "model.int8.onnx").is_file()
+
+
+@pytest.mark.slow
+def test_a_store_keeps_the_encoder_it_was_built_with(tmp_path, fake_extractor):
+    """An int8 store reopens with int8; a store built before it existed (no backend chosen) stays fp32."""
+    from chats import CHAT_1, new_memory, session, write_chat
+
+    from ripplecli.api import Memory
+    from ripplecli.config import Settings
+
+    chat = write_chat(tmp_path / "chat.json", [session(1, CHAT_1)])
+    with new_memory(tmp_path / "int8", Settings(encoder_backend="onnx-int8")) as memory:
+        memory.ingest(chat)
+    with new_memory(tmp_path / "fp32", Settings()) as memory:
+        memory.ingest(chat)
+    with Memory(tmp_path / "int8") as int8, Memory(tmp_path / "fp32") as fp32:
+        assert int8.encoder.name == int8.store.get_meta("encoder_name") == "all-MiniLM-L6-v2-int8"
+        assert fp32.encoder.name == fp32.store.get_meta("encoder_name") == "all-MiniLM-L6-v2"

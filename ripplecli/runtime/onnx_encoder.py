@@ -29,16 +29,22 @@ KEY_MEMO = "keys.json"  # model folder -> (file sizes and mtimes, content key)
 class OnnxEncoder:
     """Mean-pooled, L2-normalised sentence vectors identical to sentence-transformers', at a fraction of the load."""
 
+    suffix = ""  # the int8 variant names itself apart: its vectors differ, so a store records which it used
+
     def __init__(self, model: str) -> None:
         force_offline()
         folder = model_dir(model)
         _require_mean_pooling(folder)
-        self.name = model_name(model)
+        self.name = model_name(model) + self.suffix
         self.dim = int(_read_json(folder / "config.json")["hidden_size"])
-        self._session = _open_session(ensure_exported(folder))
+        self._session = _open_session(self.model_file(folder))
         self._input_names = [node.name for node in self._session.get_inputs()]
         self._tokenizer = _load_tokenizer(folder)
         self._pad_id = _pad_id(folder, self._tokenizer)
+
+    def model_file(self, folder: Path) -> Path:
+        """The ONNX file this encoder runs: the plain export."""
+        return ensure_exported(folder)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors in input order; texts are batched by token length so padding stays small."""
@@ -59,6 +65,35 @@ class OnnxEncoder:
         feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
         (token_vectors,) = self._session.run(None, {name: feeds[name] for name in self._input_names})
         return _mean_pool_normalised(token_vectors, mask)
+
+
+class OnnxInt8Encoder(OnnxEncoder):
+    """Opt-in: the same export with its weights dynamically quantised to int8 (smaller file, faster on some CPUs)."""
+
+    suffix = "-int8"
+
+    def model_file(self, folder: Path) -> Path:
+        """The quantised copy beside the plain export, made once."""
+        return ensure_quantised(ensure_exported(folder))
+
+
+def ensure_quantised(exported: Path) -> Path:
+    """An int8 dynamic quantisation of an exported model, cached beside it."""
+    target = exported.with_name("model.int8.onnx")
+    if not target.is_file():
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        log.info("quantising the encoder to int8 (once)…")
+        logging.disable(logging.WARNING)  # the quantiser advises pre-processing on the root logger, on stderr
+        try:
+            replace_atomically(
+                target, lambda temp: quantize_dynamic(exported, temp, weight_type=QuantType.QInt8, per_channel=True)
+            )
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise ModelError(f"could not quantise the encoder {exported} to int8: {exc}") from exc
+        finally:
+            logging.disable(logging.NOTSET)
+    return target
 
 
 def _length_batches(lengths: list[int]) -> Iterator[list[int]]:
