@@ -103,7 +103,32 @@ def test_extractor_writes_grounded_drafts_with_concepts(fake_llm):
     assert first.locations == ["paris"] and first.time_grounded
     assert first.time_start == datetime(2023, 5, 7) and first.time_end == datetime(2023, 5, 7, 23, 59, 59)
     assert any("louvre" in c for c in drafts[1].concepts)
-    assert extractor.take_failures() == []
+    (gate,) = extractor.take_failures()  # Zed is rejected alone, and recorded; the memory stays
+    assert gate["stage"] == "extract:gate" and gate["location"] == "chat D1:1"
+    assert gate["error"] == "person 'Zed' rejected: no turn, context turn or speaker of the chat names it"
+    assert gate["raw_output"] == "Alice went to Paris with Maya on 7 May 2023."
+
+
+def test_each_contradicting_field_is_rejected_alone_and_recorded(fake_llm):
+    """A place no turn names and a time the cited turn does not state go; the rest of the memory stays."""
+    made_up = memory_out(
+        "Alice and Bob loved the Louvre in Rome.",
+        ["D1:3"],
+        persons=["Bob", "Maya"],  # Bob speaks in the chat, Maya is named in a context turn: both stay
+        locations=["Louvre", "Rome"],
+        time_range=["2023-05-08", "2023-05-08"],
+    )
+    extractor = LLMExtractor(fake_llm({"memories": [made_up]}))
+    (draft,) = extractor.extract(window(TURNS, context=2))
+    assert draft.extractor == "llm" and draft.source_turns == ["D1:3"]
+    assert draft.persons == ["alice", "bob", "maya"] and draft.locations == ["louvre"]
+    assert draft.time_start is None and not draft.time_grounded
+    errors = [(f["stage"], f["location"], f["error"]) for f in extractor.take_failures()]
+    unnamed = "location 'Rome' rejected: no turn, context turn or speaker of the chat names it"
+    assert errors == [
+        ("extract:gate", "chat D1:3", unnamed),
+        ("extract:gate", "chat D1:3", "time 2023-05-08 … 2023-05-08 rejected: the cited turns state no time"),
+    ]
 
 
 def test_out_of_window_source_turns_fall_back_to_the_rules(fake_llm):
@@ -197,8 +222,10 @@ def test_ingest_with_valid_model_output_stores_llm_memories(tmp_path, fake_setti
         memory._llm = fake_llm(GOOD)
         report = memory.ingest(chat_file(tmp_path), extractor="llm")
         rows = memory.store.con.execute("SELECT restatement, extractor FROM memories ORDER BY memory_id").fetchall()
-    assert report.failures == 0 and report.memories == 2
+        gated = memory.store.con.execute("SELECT run_id, stage, location, error FROM failures").fetchall()
+    assert report.failures == 0 and report.memories == 2  # a rejected field is no fallback
     assert {r[1] for r in rows} == {"llm"} and "HACKED" not in str(rows)
+    assert [g[:3] for g in gated] == [(report.run_id, "extract:gate", "trip D1:1")] and "'Zed'" in gated[0][3]
 
 
 def test_ingest_llm_without_a_model_is_one_clear_error(tmp_path, fake_settings):

@@ -2,7 +2,9 @@
 
 A window's new turns go to the model in small chunks (a small model cannot write 40 turns of memories within
 its context), each with the turns just before it as context. A chunk whose output fails validation after one
-retry is extracted by the rules, and the failure is kept for the store's `failures` table.
+retry is extracted by the rules, and the failure is kept for the store's `failures` table. A valid memory whose field
+contradicts its turns (a person or place no turn, context turn or speaker names; a time its cited turns do not state)
+loses that field only, and each rejection is kept there too (stage "extract:gate").
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ripplecli.runtime.llm import (
     structured,
     with_enum,
 )
+from ripplecli.timewords import names, states_time
 
 TURNS_PER_CALL = 6
 CONTEXT_TURNS = 2
@@ -244,22 +247,36 @@ class LLMExtractor(FailureLog):
         return [self._draft(m, chunk) for m in out.memories]
 
     def _draft(self, memory: MemoryOut, chunk: Chunk) -> MemoryDraft:
-        """A validated memory as a draft: names kept only when the turns name them, time only when dated."""
+        """A validated memory as a draft; a field its turns contradict is rejected alone, and recorded."""
         turns = {t.turn.turn_id: t for t in chunk.fresh}
         cited = [turns[t] for t in dict.fromkeys(memory.source_turns)]
-        text = " ".join(t.turn.text for t in [*chunk.context, *chunk.fresh]).casefold()
+        text = " ".join(t.turn.text for t in [*chunk.context, *chunk.fresh])
         speakers = [t.turn.speaker for t in cited]
-        start, end = _interval(memory.time_range, cited)
+        known = [*speakers, *chunk.window.speakers, *(t.turn.speaker for t in chunk.context)]
+        where = f"{chunk.window.conversation_id} {' '.join(t.turn.turn_id for t in cited)}"
+        persons = [n for n in memory.persons if self._gate(_named(n, text, known), f"person {n!r}", where, memory)]
+        locations = [n for n in memory.locations if self._gate(_named(n, text, []), f"location {n!r}", where, memory)]
+        days = memory.time_range
+        if days and not self._gate(_stated(cited), f"time {days[0]} … {days[1]}", where, memory):
+            days = None
+        start, end = _interval(days)
         return MemoryDraft(
             restatement=memory.restatement,
             source_turns=[t.turn.turn_id for t in cited],
-            persons=unique(canonical_name(n) for n in [*speakers, *memory.persons] if _named(n, text, speakers)),
-            locations=unique(canonical_name(n) for n in memory.locations if _named(n, text, [])),
+            persons=unique(canonical_name(n) for n in [*speakers, *persons]),
+            locations=unique(canonical_name(n) for n in locations),
             time_start=start,
             time_end=end,
             time_grounded=start is not None,
             extractor=self.name,
         )
+
+    def _gate(self, why_not: str | None, field: str, where: str, memory: MemoryOut) -> bool:
+        """True when the field may stay; else a failure row says which field of which memory was rejected and why."""
+        if why_not is None:
+            return True
+        self.failures.append(failure_row("extract:gate", where, f"{field} rejected: {why_not}", memory.restatement))
+        return False
 
     def _add_concepts(self, drafts: list[MemoryDraft], windows: list[Window]) -> None:
         """Cue concepts of model-written memories from their restatements, as the rules make them."""
@@ -285,15 +302,26 @@ def _session_date(placed: WindowTurn) -> str:
     return placed.timestamp.strftime("%Y-%m-%d (%A)") if placed.timestamp else "unknown"
 
 
-def _named(name: str, text: str, speakers: list[str]) -> bool:
-    """A name the chunk's turns actually contain (or a speaker): the model may not invent cues."""
-    key = name.strip().casefold()
-    return bool(key) and (key in text or any(key == s.casefold() for s in speakers))
+def _named(name: str, text: str, speakers: list[str]) -> str | None:
+    """Why the name may not be a cue (None: the chunk's turns contain it, or it is a speaker of the chat)."""
+    key = canonical_name(name)
+    if key and (names(text, key) or any(key == canonical_name(s) for s in speakers)):
+        return None
+    return "no turn, context turn or speaker of the chat names it"
 
 
-def _interval(days: list[str] | None, cited: list[WindowTurn]) -> tuple[datetime | None, datetime | None]:
-    """Whole days of the range; none when the cited turns have no session date to ground it on."""
-    if days is None or not any(t.timestamp for t in cited):
+def _stated(cited: list[WindowTurn]) -> str | None:
+    """Why a time may not be grounded on these turns (None: their text states a time and their session is dated)."""
+    if not any(t.timestamp for t in cited):
+        return "the cited turns have no session date to ground it on"
+    if not any(states_time(t.turn.text) for t in cited):
+        return "the cited turns state no time"
+    return None
+
+
+def _interval(days: list[str] | None) -> tuple[datetime | None, datetime | None]:
+    """Whole days of the range (already gated: the cited turns state a time and are dated)."""
+    if days is None:
         return None, None
     return datetime.combine(_day(days[0]), time.min), datetime.combine(_day(days[1]), time(23, 59, 59))
 
