@@ -282,8 +282,8 @@ class Memory(OwnYourData):
         """Load the store's extractor's models (spaCy for the rules one); one that needs the local model stays lazy."""
         from ripplecli.registry import EXTRACTORS
 
-        if getattr(EXTRACTORS.load(self.settings.extractor), "needs_llm", False):
-            return  # loading a GGUF model costs memory a server that only recalls never needs
+        if self.store.read_only or getattr(EXTRACTORS.load(self.settings.extractor), "needs_llm", False):
+            return  # a read-only server never writes; a GGUF model costs memory a server that only recalls never needs
         extractor = self._extractor(None)
         warm = getattr(extractor, "warm", None)
         if warm is not None:

@@ -219,6 +219,9 @@ def test_the_server_loads_encoder_and_extractor_at_start(fake_memory: Memory, mo
     assert fake_memory._encoder is None
     RippleTools(fake_memory).warm_in_background().join()
     assert fake_memory._encoder is not None and WarmedExtractor.warmed == 1
+    monkeypatch.setattr(fake_memory.store, "read_only", True)
+    fake_memory.warm()  # a read-only server never writes, so it does not load the extractor
+    assert WarmedExtractor.warmed == 1
 
 
 def test_an_extractor_that_needs_the_local_model_is_not_loaded_at_start(
