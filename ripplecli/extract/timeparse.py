@@ -248,7 +248,7 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
         candidates = [day_span(date(anchor.year + k, month, day)) for k in (-1, 0, 1)]
     except ValueError:
         return None
-    if tense == "past" and not _PAST_CUES.search(match.string):
+    if tense == "past" and not _PAST_CUES.search(sentence_at(match.string, match.start())):
         return min(candidates, key=lambda c: abs(c[0] - anchor))  # "the movers come on May 28th": the nearest one
     return _pick(candidates, anchor, _relation(None, tense))
 
@@ -310,6 +310,13 @@ _TRIGGER = re.compile(
 )
 
 
+def sentence_at(text: str, position: int) -> str:
+    """The sentence holding `position`: "Will do. I went past it on Tuesday" reports, whatever came before."""
+    start = max(text.rfind(mark, 0, position) for mark in ".!?\n") + 1
+    ends = [end for end in (text.find(mark, position) for mark in ".!?\n") if end != -1]
+    return text[start : min(ends, default=len(text))]
+
+
 def tense_of(text: str) -> str:
     """The direction bare expressions point: "future" for plans, else "past" (chat mostly reports)."""
     return "future" if _FUTURE_CUES.search(text) else "past"
@@ -331,11 +338,10 @@ def find_expression(text: str, session_ts: datetime | None) -> tuple[str, Interv
     """The first temporal expression the rules resolve (its words as written, its interval); no dateparser."""
     if not _TRIGGER.search(text):
         return None
-    tense = tense_of(text)
     hits = [(m, handler) for regex, handler in _COMPILED for m in regex.finditer(text)]
     hits.sort(key=lambda hit: (hit[0].start(), -len(hit[0].group(0))))  # leftmost first, then longest
     for match, handler in hits:
-        interval = _within_calendar(handler, match, session_ts, tense)
+        interval = _within_calendar(handler, match, session_ts, tense_of(sentence_at(text, match.start())))
         if interval is not None:
             return match.group(0), interval
     return None
