@@ -77,8 +77,8 @@ _FUTURE_CUES = re.compile(
     r"|looking forward|tomorrow|next|soon|(?:am|are|is)\s+going)\b|['’](?:ll|m going|re going)\b",
     re.IGNORECASE,
 )
-# A day named without a year is past only when the text reports (was, went, met…); in the present tense
-# ("the movers come on May 28th", "my birthday is June 14th") it is the nearest such day.
+# A day named without a year or a last/next word is past only when its sentence reports (was, went, met…); in
+# the present tense ("the movers come on May 28th", "dinner on Friday?") it is the nearest such day.
 _PAST_CUES = re.compile(
     r"\b(?:was|were|did|had|went|got|came|met|been|ago|last|yesterday|used to)\b|\b\w{3,}ed\b", re.IGNORECASE
 )
@@ -211,6 +211,8 @@ def _weekday(match: re.Match[str], anchor: datetime | None, tense: str) -> Inter
     target = WEEKDAYS[match["weekday"].lower()]
     base = anchor.date() + timedelta(days=target - anchor.weekday())
     candidates = [day_span(base + timedelta(weeks=k)) for k in (-2, -1, 0, 1, 2)]
+    if (match["rel"] or "on").lower() == "on" and _unmarked(match, tense):
+        return _nearest(candidates, anchor)  # "the 14:30 on Friday", "dinner there on Friday?"
     return _pick(candidates, anchor, _relation(match["rel"], tense))
 
 
@@ -248,9 +250,19 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
         candidates = [day_span(date(anchor.year + k, month, day)) for k in (-1, 0, 1)]
     except ValueError:
         return None
-    if tense == "past" and not _PAST_CUES.search(sentence_at(match.string, match.start())):
-        return min(candidates, key=lambda c: abs(c[0] - anchor))  # "the movers come on May 28th": the nearest one
+    if _unmarked(match, tense):
+        return _nearest(candidates, anchor)  # "the movers come on May 28th"
     return _pick(candidates, anchor, _relation(None, tense))
+
+
+def _unmarked(match: re.Match[str], tense: str) -> bool:
+    """No word of the expression's sentence says past or future (the default tense is only a guess)."""
+    return tense == "past" and not _PAST_CUES.search(sentence_at(match.string, match.start()))
+
+
+def _nearest(candidates: list[Interval], anchor: datetime) -> Interval:
+    """The instance closest to the moment it was said."""
+    return min(candidates, key=lambda c: abs(c[0] - anchor))
 
 
 def _day_of_month(match: re.Match[str], anchor: datetime | None, tense: str) -> Interval | None:
