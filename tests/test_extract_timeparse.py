@@ -49,6 +49,7 @@ def test_yesterday_is_the_whole_previous_day() -> None:
         ("I went there. Dinner on Friday, will you come?", days((2023, 5, 12), (2023, 5, 12))),
         ("Yes, the 14:30 on Wednesday. I found a hostel.", days((2023, 5, 10), (2023, 5, 10))),
         ("We met on Wednesday", days((2023, 5, 3), (2023, 5, 3))),
+        ("Yes, two blocks away. Dinner there on Saturday?", days((2023, 5, 13), (2023, 5, 13))),
         ("My birthday is December 20th", days((2022, 12, 20), (2022, 12, 20))),
         ("We celebrated on May 28th", days((2022, 5, 28), (2022, 5, 28))),
         ("I met my teammates on the 15th", days((2023, 4, 15), (2023, 4, 15))),

@@ -212,7 +212,7 @@ def _weekday(match: re.Match[str], anchor: datetime | None, tense: str) -> Inter
     base = anchor.date() + timedelta(days=target - anchor.weekday())
     candidates = [day_span(base + timedelta(weeks=k)) for k in (-2, -1, 0, 1, 2)]
     if (match["rel"] or "on").lower() == "on" and _unmarked(match, tense):
-        return _nearest(candidates, anchor)  # "the 14:30 on Friday", "dinner there on Friday?"
+        return _unmarked_pick(match, candidates, anchor)  # "the 14:30 on Friday", "dinner there on Friday?"
     return _pick(candidates, anchor, _relation(match["rel"], tense))
 
 
@@ -251,7 +251,7 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
     except ValueError:
         return None
     if _unmarked(match, tense):
-        return _nearest(candidates, anchor)  # "the movers come on May 28th"
+        return _unmarked_pick(match, candidates, anchor)  # "the movers come on May 28th"
     return _pick(candidates, anchor, _relation(None, tense))
 
 
@@ -260,8 +260,11 @@ def _unmarked(match: re.Match[str], tense: str) -> bool:
     return tense == "past" and not _PAST_CUES.search(sentence_at(match.string, match.start()))
 
 
-def _nearest(candidates: list[Interval], anchor: datetime) -> Interval:
-    """The instance closest to the moment it was said."""
+def _unmarked_pick(match: re.Match[str], candidates: list[Interval], anchor: datetime) -> Interval | None:
+    """A question proposes ("dinner there on Friday?": the coming one); a statement means the nearest instance."""
+    end = min((i for i in (match.string.find(mark, match.end()) for mark in ".!?\n") if i != -1), default=-1)
+    if end != -1 and match.string[end] == "?":
+        return _pick(candidates, anchor, "future")
     return min(candidates, key=lambda c: abs(c[0] - anchor))
 
 
