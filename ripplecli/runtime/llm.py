@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ripplecli.errors import ModelError
-from ripplecli.protocols import LLM
+from ripplecli.protocols import LLM, Messages
 
 if TYPE_CHECKING:  # pydantic is imported by the callers' schemas; the ask path without a model never needs it
     from pydantic import BaseModel
 
-Messages = list[dict[str, str]]
 M = TypeVar("M", bound="BaseModel")
 RETRY_NOTE = "Your previous reply was rejected: {error}. Reply again with one JSON object that follows the schema."
 CHARS_PER_TOKEN = 4  # estimate for backends without a tokenizer (the fake in tests)

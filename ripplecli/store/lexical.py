@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 
 from ripplecli.cues import TOKENIZER_VERSION, content_tokens
+from ripplecli.protocols import Hits
 
 META_FILE = "ripple.json"
 IDS_FILE = "ids.npy"
 MODEL_FOLDER = "bm25s"
 
-Hits = list[tuple[int, float]]
 # The files bm25s saves its precomputed token-by-document scores in (a CSC matrix) and its vocabulary.
 SCORE_FILES = {"data": "data.csc.index.npy", "indices": "indices.csc.index.npy", "indptr": "indptr.csc.index.npy"}
 VOCAB_FILE = "vocab.index.json"

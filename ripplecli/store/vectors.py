@@ -10,14 +10,13 @@ import hnswlib
 import numpy as np
 
 from ripplecli.files import read_json_object, replace_atomically
+from ripplecli.protocols import Hits
 
 SPACE = "cosine"
 M = 16
 EF_CONSTRUCTION = 200
 EF_SEARCH = 64
 INITIAL_CAPACITY = 1024
-
-Hits = list[tuple[int, float]]
 
 
 class HnswIndex:
