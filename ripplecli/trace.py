@@ -6,10 +6,15 @@ when they say something, as they always have.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 Row = dict[str, Any]  # one JSON object of the --json document
+
+
+def _flat(item: Any, optional: tuple[str, ...] = ()) -> Row:
+    """A flat type's fields in declared order (the --json key order); `optional` keys only when truthy."""
+    return {f.name: value for f in fields(item) if (value := getattr(item, f.name)) or f.name not in optional}
 
 
 def _rows(items: list[Any]) -> list[Row]:
@@ -30,14 +35,7 @@ class SourceRef:
 
     def to_dict(self) -> Row:
         """The `sources` entry."""
-        return {
-            "turn_id": self.turn_id,
-            "session_id": self.session_id,
-            "speaker": self.speaker,
-            "text": self.text,
-            "timestamp": self.timestamp,
-            "said_at": self.said_at,
-        }
+        return _flat(self)
 
 
 @dataclass
@@ -51,7 +49,7 @@ class ReplyContext:
 
     def to_dict(self) -> Row:
         """The evidence's `context` object."""
-        return {"turn_id": self.turn_id, "speaker": self.speaker, "text": self.text, "locations": self.locations}
+        return _flat(self)
 
 
 @dataclass
@@ -70,7 +68,7 @@ class ViewHit:
 
     def to_dict(self) -> Row:
         """The `provenance` entry."""
-        return {"view": self.view, "rank": self.rank, "score": self.score, "seed": self.seed}
+        return _flat(self)
 
 
 @dataclass
@@ -90,8 +88,7 @@ class ChannelHit:
 
     def to_dict(self) -> Row:
         """The `provenance` entry."""
-        found = {"channel": self.channel, "path": self.path, "weights": self.weights, "score": self.score}
-        return found | ({"query": self.query} if self.query else {})
+        return _flat(self, optional=("query",))
 
 
 Provenance = ViewHit | ChannelHit
@@ -165,19 +162,7 @@ class Cues:
 
     def to_dict(self) -> Row:
         """The `query_cues` object."""
-        data: Row = {
-            "text": self.text,
-            "keywords": self.keywords,
-            "persons": self.persons,
-            "locations": self.locations,
-            "concepts": self.concepts,
-            "time_range": self.time_range,
-            "wants": self.wants,
-        }
-        for key in ("failure", "owner", "focus", "many"):
-            if getattr(self, key):
-                data[key] = getattr(self, key)
-        return data
+        return _flat(self, optional=("failure", "owner", "focus", "many"))
 
 
 @dataclass
@@ -190,7 +175,7 @@ class Seed:
 
     def to_dict(self) -> Row:
         """One seed row."""
-        return {"id": self.id, "score": self.score, "text": self.text}
+        return _flat(self)
 
 
 @dataclass
@@ -202,7 +187,7 @@ class Anchor:
 
     def to_dict(self) -> Row:
         """One anchor row."""
-        return {"id": self.id, "text": self.text}
+        return _flat(self)
 
 
 @dataclass
@@ -219,15 +204,7 @@ class Target:
 
     def to_dict(self) -> Row:
         """The planner's `target` object."""
-        data: Row = {
-            "restatement": self.restatement,
-            "persons": self.persons,
-            "locations": self.locations,
-            "concepts": self.concepts,
-            "time_range": self.time_range,
-            "wants": self.wants,
-        }
-        return data | ({"many": True} if self.many else {})
+        return _flat(self, optional=("many",))
 
 
 @dataclass
@@ -284,7 +261,7 @@ class SessionRank:
 
     def to_dict(self) -> Row:
         """One `sessions` row."""
-        return {"session": self.session, "score": self.score, "members": self.members}
+        return _flat(self)
 
 
 @dataclass
@@ -296,7 +273,7 @@ class Focus:
 
     def to_dict(self) -> Row:
         """The `focus` object."""
-        return {"speaker": self.speaker, "others_demoted": self.others_demoted}
+        return _flat(self)
 
 
 @dataclass
