@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import calendar
 import re
 
 from ripplecli.cues import canonical_name
+from ripplecli.extract.timeparse import MONTHS, SEASON_START, WEEKDAYS
 
-_NAMES = [n.lower() for n in (*calendar.month_name, *calendar.day_name) if n and n != "May"]  # "may I…" is no date
-_ABBR = [n.lower() for n in calendar.month_abbr if n and n.lower() != "may"]
+_NAMES = [n for n in (*MONTHS, *WEEKDAYS, *SEASON_START) if n != "may"]  # "may I…" is no date; "in May", "May 7" below
 _WORDS = [
     "today", "tonight", "yesterday", "tomorrow", "ago", "recently", "lately", "since", "until", "weekend",
     "weekends", "week", "weeks", "month", "months", "year", "years", "day", "days", "morning", "afternoon",
-    "evening", "night", "noon", "midnight", "spring", "summer", "autumn", "fall", "winter", "christmas",
-    "easter", "holiday", "holidays", "decade", "century", "earlier", "later", "soon", "season",
+    "evening", "night", "noon", "midnight", "christmas", "easter", "holiday", "holidays", "decade", "century",
+    "earlier", "later", "soon", "season",
 ]  # fmt: skip
 _TIME = re.compile(
-    r"(?<![\w'’])(?:" + "|".join(sorted({*_NAMES, *_ABBR, *_WORDS}, key=len, reverse=True)) + r")(?![\w])"
+    r"(?<![\w'’])(?:" + "|".join(sorted({*_NAMES, *_WORDS}, key=len, reverse=True)) + r")(?![\w])"
     r"|\b(?:in|of|since|until)\s+may\b|\bmay\s+\d"
     r"|\b(?:1[89]|20)\d{2}\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}[/.]\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b",
     re.I,
