@@ -10,9 +10,9 @@ sent to tools, reasoning and anything else without readable text. Each turn keep
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 
-from ripplecli.formats.days import Dated, by_day
+from ripplecli.formats.days import Dated, by_day, from_epoch
 from ripplecli.formats.fields import ChatFormat, Node, located, quote, records
 from ripplecli.model import Conversation, Turn
 
@@ -153,10 +153,10 @@ def _canvas_text(content: Node) -> str:
 def parse_epoch(node: Node) -> datetime:
     """A Unix time in seconds as naive UTC."""
     seconds = node.number()
-    try:
-        return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
-    except (OverflowError, ValueError, OSError):
-        raise node.fail(f"is not a usable Unix time: {seconds!r}") from None
+    stamp = from_epoch(seconds)
+    if stamp is None:
+        raise node.fail(f"is not a usable Unix time: {seconds!r}")
+    return stamp
 
 
 FORMAT = ChatFormat("mapping", parse_chatgpt)  # ChatGPT export conversations: recognised by "mapping"
