@@ -9,7 +9,7 @@ as the owner.
 from __future__ import annotations
 
 from ripplecli.formats.days import Dated, by_day, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, json_type, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
 from ripplecli.model import Conversation, Turn
 
 SPOKEN = frozenset({"Default", "Reply", ""})
@@ -20,7 +20,7 @@ def parse_discord(data: object, source: str) -> list[Conversation]:
     with located(source):
         root = Node(data)
         channel = root.at("channel")
-        channel_id = _scalar(channel.at("id"))
+        channel_id = channel.at("id").scalar()
         name = channel.get("name")
         guild = root.get("guild")
         guild_name = guild.get("name") if guild is not None else None
@@ -40,7 +40,7 @@ def _messages(messages: Node) -> tuple[list[Dated], int]:
         if (kind.string() if kind is not None else "") not in SPOKEN or not text:
             skipped += 1
             continue
-        turn_id = ids.claim(_scalar(message.at("id")), message.keys)
+        turn_id = ids.claim(message.at("id").scalar(), message.keys)
         stamp = message.at("timestamp")
         parsed = from_iso(stamp.text())
         if parsed is None:
@@ -50,13 +50,6 @@ def _messages(messages: Node) -> tuple[list[Dated], int]:
         speaker = (nickname.string() if nickname is not None else "") or author.at("name").text()
         dated.append(Dated(Turn(turn_id, speaker, text, parsed[0], ""), parsed[1]))
     return dated, skipped
-
-
-def _scalar(node: Node) -> str:
-    """A Discord snowflake, written as a string (or a number by older tools)."""
-    if isinstance(node.value, bool) or not isinstance(node.value, int | str):
-        raise node.fail(f"must be a string or a number, got {json_type(node.value)}")
-    return node.text() if isinstance(node.value, str) else str(node.value)
 
 
 FORMAT = ChatFormat("guild", parse_discord)  # DiscordChatExporter channels: recognised by "guild"

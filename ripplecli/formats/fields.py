@@ -139,6 +139,12 @@ class Node:
             raise self.fail("must not be empty")
         return text
 
+    def scalar(self) -> str:
+        """An id written as a number or a string (exporters differ), as text."""
+        if isinstance(self.value, bool) or not isinstance(self.value, int | str):
+            raise self.fail(f"must be a number or a string, got {json_type(self.value)}")
+        return self.text() if isinstance(self.value, str) else str(self.value)
+
     def number(self) -> float:
         """A JSON number (not a boolean)."""
         if isinstance(self.value, bool) or not isinstance(self.value, int | float):

@@ -9,7 +9,7 @@ pins, calls) are skipped, and so are messages with no text (a sticker or photo w
 from __future__ import annotations
 
 from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, json_type, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
 from ripplecli.model import Conversation, Turn
 
 
@@ -39,26 +39,19 @@ def _owner_id(root: Node) -> str | None:
     """The account owner's `from_id` ("user123"), when the export names them."""
     info = root.get("personal_information")
     user_id = info.get("user_id") if info is not None else None
-    return f"user{_scalar(user_id)}" if user_id is not None else None
+    return f"user{user_id.scalar()}" if user_id is not None else None
 
 
 def _chat_id(chat: Node) -> str:
     """`telegram-<id>`: the id Telegram gives the chat, stable across exports."""
     node = chat.at("id")
-    return f"telegram-{_scalar(node)}"
-
-
-def _scalar(node: Node) -> str:
-    """An id written as a number or a string."""
-    if isinstance(node.value, bool) or not isinstance(node.value, int | str):
-        raise node.fail(f"must be a number or a string, got {json_type(node.value)}")
-    return node.text() if isinstance(node.value, str) else str(node.value)
+    return f"telegram-{node.scalar()}"
 
 
 def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversation:
     """One chat's messages with text, a session per local day; in a personal chat the peer is the chat's id."""
     one_to_one = _string(chat.get("type")) in ("personal_chat", "bot_chat")
-    peer = f"user{_scalar(chat.at('id'))}" if one_to_one else None
+    peer = f"user{chat.at('id').scalar()}" if one_to_one else None
     message_ids = Unique("message id")
     dated, skipped = [], 0
     for message in chat.at("messages").items():
@@ -69,7 +62,7 @@ def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversatio
         if not text:
             skipped += 1  # a photo, sticker or file without a caption
             continue
-        turn_id = message_ids.claim(_scalar(message.at("id")), message.keys)
+        turn_id = message_ids.claim(message.at("id").scalar(), message.keys)
         said_at, local = _times(message)
         speaker = _speaker(message)
         from_id = _string(message.get("from_id"))
@@ -89,7 +82,7 @@ def _times(message: Node):
     unix = message.get("date_unixtime")
     if unix is None:
         return local, local
-    raw = _scalar(unix)
+    raw = unix.scalar()
     said_at = from_epoch(float(raw)) if raw.isdigit() else None
     if said_at is None:
         raise unix.fail(f"is not a Unix time: {quote(raw)}")
