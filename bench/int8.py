@@ -29,11 +29,16 @@ def restatements(store: Path | None, data: Path) -> list[str]:
     """Every memory's restatement in a store, or in the first dev conversation ingested now."""
     if store is not None:
         with Memory(store, read_only=True) as memory:
-            return [row[0] for row in memory.store.con.execute("SELECT restatement FROM memories").fetchall()]
+            return stored_restatements(memory)
     first = read_conversations(data)[0]
     with tempfile.TemporaryDirectory() as folder, Memory(Path(folder) / "store") as memory:
         memory.ingest_conversations([first], label=first.conversation_id)
-        return [row[0] for row in memory.store.con.execute("SELECT restatement FROM memories").fetchall()]
+        return stored_restatements(memory)
+
+
+def stored_restatements(memory: Memory) -> list[str]:
+    """The restatements of an open store."""
+    return [row[0] for row in memory.store.con.execute("SELECT restatement FROM memories").fetchall()]
 
 
 def sentences_per_second(encoder: Encoder, texts: list[str], repeat: int) -> float:
