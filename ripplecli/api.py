@@ -134,8 +134,9 @@ class Memory(OwnYourData):
         name for them, e.g. "User"); the report says which name was used."""
         path = Path(path)
         if conversations is None:
-            conversations = read_chat(path, fmt)
-        check_turn_count(conversations, path.name)
+            conversations = read_chat(path, fmt)  # checks the turn count itself
+        else:
+            check_turn_count(conversations, path.name)
         return self.ingest_conversations(
             conversations,
             label=str(path),
