@@ -32,7 +32,7 @@ from ripplecli.recall.planner import Plan, Planner, RulesPlanner
 from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer, with_owner
 from ripplecli.recall.sessions import Sessions, cue_weights, local_ranking, session_view
 from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
-from ripplecli.recall.views import ViewHits, cue_view, dense_view, lexical_view
+from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
 from ripplecli.store.db import Store
 from ripplecli.trace import Evidence, Focus, Provenance, RecallResult, Round, SessionRank, Support, Trace, ViewHit
@@ -399,12 +399,17 @@ def _session_local(ctx: RecallContext, plan: Plan, taken: set[int]) -> list[Supp
         if key in seen:
             continue
         seen.add(key)
-        rest = [
-            m for m in ctx.sessions.members(start) if m not in taken and speaker in (None, ctx.index.speaker_of.get(m))
-        ]
-        ranked = local_ranking(ctx.store, ctx.index, rest, ctx.vector, weights)[:SESSION_LOCAL_TOP]
+        ranked = _session_ranking(ctx, start, taken, speaker, weights)[:SESSION_LOCAL_TOP]
         picks += [(place, -score, Support(m, "session", score, [start, m])) for place, (m, score) in enumerate(ranked)]
     return [support for *_, support in sorted(picks, key=lambda p: (p[0], p[1], p[2].memory_id))]
+
+
+def _session_ranking(
+    ctx: RecallContext, start: int, taken: set[int], speaker: str | None, weights: dict[str, float]
+) -> Ranked:
+    """The rest of `start`'s session not yet taken (the focus speaker's turns only), ranked by the question."""
+    rest = [m for m in ctx.sessions.members(start) if m not in taken and speaker in (None, ctx.index.speaker_of.get(m))]
+    return local_ranking(ctx.store, ctx.index, rest, ctx.vector, weights)
 
 
 def _list_items(ctx: RecallContext, taken: set[int]) -> list[Support]:
@@ -421,8 +426,7 @@ def _list_items(ctx: RecallContext, taken: set[int]) -> list[Support]:
         if key in covered:
             continue
         covered.add(key)
-        rest = [x for x in ctx.sessions.members(m) if x not in taken and speaker in (None, ctx.index.speaker_of.get(x))]
-        ranked = local_ranking(ctx.store, ctx.index, rest, ctx.vector, weights)[:1]
+        ranked = _session_ranking(ctx, m, taken, speaker, weights)[:1]
         best += [(-score, mid, key) for mid, score in ranked]
     return [Support(mid, "list", -neg, [mid]) for neg, mid, _ in sorted(best)[:LIST_TOP]]
 
