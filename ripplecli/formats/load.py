@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import stat
 from pathlib import Path, PurePosixPath
@@ -71,14 +72,15 @@ def read_conversations(path: Path, fmt: str = "auto") -> list[Conversation]:
     writes nothing."""
     name = path.name or str(path)
     check_format(fmt, name)
-    if _is_dir(path, name):
+    info = _stat(path, name)
+    if stat.S_ISDIR(info.st_mode):
         conversations = read_bundle(dict(folder_members(path, name)), name, fmt)
     else:
-        raw = _read_bytes(path, name)
+        raw = _read_bytes(path, name, info)
         if raw[:4] == b"PK\x03\x04" or (path.suffix.lower() == ".zip" and fmt == "auto"):
             conversations = read_bundle(dict(zip_members(raw, name)), name, fmt)
         else:
-            conversations = read_file(raw, name, fmt, _modified(path))
+            conversations = read_file(raw, name, fmt, _mtime(info))
     return _with_turns(conversations, name)
 
 
@@ -256,27 +258,35 @@ def _dated_lines(text: str) -> bool:
     return bool(lines) and sum(1 for line in lines if _DATED_LINE.match(line)) >= 0.3 * len(lines)
 
 
-def _is_dir(path: Path, name: str) -> bool:
-    """Whether the input is a folder (an unpacked export); a missing path is refused here."""
+def _stat(path: Path, name: str) -> os.stat_result:
+    """The input's file status, taken once; a missing or unreadable path is refused here."""
     try:
-        return stat.S_ISDIR(path.stat().st_mode)
-    except FileNotFoundError:
-        raise InputError(f"{name}: no such file") from None
+        return path.stat()
     except OSError as err:
-        raise InputError(f"{name}: cannot be read ({err.strerror or err})") from None
+        raise _unreadable(name, err) from None
 
 
-def _modified(path: Path):
-    """The file's modification time as naive UTC (notes without a date use it)."""
+def _unreadable(name: str, err: OSError) -> InputError:
+    """The refusal for a path the system will not give us."""
+    if isinstance(err, FileNotFoundError):
+        return InputError(f"{name}: no such file")
+    return InputError(f"{name}: cannot be read ({err.strerror or err})")
+
+
+def _mtime(info: os.stat_result):
+    """A file's modification time as naive UTC (notes without a date use it)."""
     from ripplecli.formats.days import from_epoch
 
-    return from_epoch(int(path.stat().st_mtime))
+    return from_epoch(int(info.st_mtime))
+
+
+def _too_big(name: str) -> InputError:
+    """The refusal for a zip or folder with more chat files than anyone's chats fill."""
+    return InputError(f"{name}: holds more than {MAX_BUNDLE_BYTES >> 20:,} MB of chat files")
 
 
 def folder_members(folder: Path, name: str):
     """(relative path, (bytes, mtime)) for the readable files under an export folder."""
-    from ripplecli.formats.days import from_epoch
-
     found = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in READABLE_SUFFIXES)
     if not found:
         raise InputError(f"{name}: is a directory without chat files (.json, .txt, .md); {HELP}")
@@ -285,10 +295,11 @@ def folder_members(folder: Path, name: str):
         relative = path.relative_to(folder).as_posix()
         if any(part.startswith(".") for part in PurePosixPath(relative).parts):
             continue
-        total += path.stat().st_size
+        info = path.stat()
+        total += info.st_size
         if total > MAX_BUNDLE_BYTES:
-            raise InputError(f"{name}: holds more than {MAX_BUNDLE_BYTES >> 20:,} MB of chat files")
-        yield relative, (path.read_bytes(), from_epoch(int(path.stat().st_mtime)))
+            raise _too_big(name)
+        yield relative, (path.read_bytes(), _mtime(info))
 
 
 def zip_members(raw: bytes, name: str):
@@ -309,7 +320,7 @@ def zip_members(raw: bytes, name: str):
         and not any(part.startswith((".", "__MACOSX")) for part in PurePosixPath(info.filename).parts)
     ]
     if sum(info.file_size for info in readable) > MAX_BUNDLE_BYTES:
-        raise InputError(f"{name}: holds more than {MAX_BUNDLE_BYTES >> 20:,} MB of chat files")
+        raise _too_big(name)
     for info in readable:
         try:
             data = archive.read(info)
@@ -322,19 +333,16 @@ def zip_members(raw: bytes, name: str):
         yield info.filename, (data, modified)
 
 
-def _read_bytes(path: Path, name: str) -> bytes:
+def _read_bytes(path: Path, name: str, info: os.stat_result) -> bytes:
     """The file's bytes; anything but a non-empty regular file is refused before parsing."""
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{name}: is not a regular file")
+    if info.st_size == 0:
+        raise InputError(f"{name}: is empty (0 bytes)")
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{name}: is not a regular file")
-        if info.st_size == 0:
-            raise InputError(f"{name}: is empty (0 bytes)")
         return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{name}: no such file") from None
     except OSError as err:
-        raise InputError(f"{name}: cannot be read ({err.strerror or err})") from None
+        raise _unreadable(name, err) from None
 
 
 def _decode(raw: bytes, name: str) -> str:
