@@ -100,7 +100,7 @@ def read_file(
     kind = reads(fmt) if fmt != "auto" else "auto"
     if kind == "tree":
         raise InputError(f"{name}: --format {fmt} reads an export folder or its .zip, not one file")
-    if kind == "text" and is_json and _json_not_text(text, ".json"):
+    if kind == "text" and is_json:
         wanted = "WhatsApp chat .txt" if fmt == "whatsapp" else "note (.md/.txt)"
         raise InputError(f"{name}: is JSON ({_json_guess(text)}), not a {wanted}; try --format auto, or {HELP}")
     if kind == "text" or (kind == "auto" and not is_json):
