@@ -74,18 +74,8 @@ def llm_answer_json(llm: LLM, question: str, evidence: list[Evidence], log: Call
     if trimmed:
         log.calls[-1].note = trimmed
     if out is None:
-        fallback = typed_answer(question, evidence)
-        fallback.fallback = f"LLM answer failed ({failure.error if failure else 'no output'})"
-        return fallback
-    known = {e.memory_id for e in shown}
-    cited = list(dict.fromkeys(c for c in out.citations if c in known))
-    dropped = [c for c in out.citations if c not in known]
-    span = out.answer.strip()
-    text = span + "".join(f" [m{c}]" for c in cited)
-    result = Answer("llm", text, cited, span=span, dropped_citations=dropped)
-    if dropped:
-        result.note = f"citations not in the evidence dropped: {', '.join(f'm{c}' for c in dropped)}"
-    return result
+        return _fallback(question, evidence, failure.error if failure else "no output")
+    return _checked(out.answer.strip(), out.citations, shown)
 
 
 # --- the plain, streamed answer ---------------------------------------------------------------------------
@@ -143,9 +133,7 @@ def llm_answer(
     seconds = round(time.monotonic() - started, 3)
     log.add(LLMCall("answer", tokens_in, count_tokens(llm, text), seconds, not error, error, _trimmed(shown, evidence)))
     if error:
-        fallback = typed_answer(question, evidence)
-        fallback.fallback = f"LLM answer failed ({error})"
-        return fallback
+        return _fallback(question, evidence, error)
     return _cited(text, shown)
 
 
@@ -189,14 +177,25 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
 
 
+def _fallback(question: str, evidence: list[Evidence], reason: str) -> Answer:
+    """The typed answer, marked with why the model's was not used (both paths)."""
+    fallback = typed_answer(question, evidence)
+    fallback.fallback = f"LLM answer failed ({reason})"
+    return fallback
+
+
 def _cited(text: str, shown: list[Evidence]) -> Answer:
-    """The answer with its citations checked against what the model was shown."""
-    known = {e.memory_id for e in shown}
+    """The plain answer's words and the citations it names, checked against what the model was shown."""
+    span = " ".join(_CITATION.sub("", text).split()).strip(" .")
     named = [int(m) for m in _CITATION.findall(text)]
+    return _checked(span, named, shown, found=NOT_FOUND not in span.lower())
+
+
+def _checked(span: str, named: list[int], shown: list[Evidence], found: bool = True) -> Answer:
+    """The answer line citing only memories the model was shown; others are dropped and noted (both paths)."""
+    known = {e.memory_id for e in shown}
     cited = list(dict.fromkeys(c for c in named if c in known))
     dropped = list(dict.fromkeys(c for c in named if c not in known))
-    span = " ".join(_CITATION.sub("", text).split()).strip(" .")
-    found = NOT_FOUND not in span.lower()
     line = span + "".join(f" [m{c}]" for c in cited)
     answer = Answer("llm", line, cited, span=span, found=found, dropped_citations=dropped)
     if dropped:
