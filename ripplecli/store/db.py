@@ -127,12 +127,7 @@ class Store:
             read_only = False
             _private_folder(path)
             _create_database(db_path)
-        con = _connect(db_path, read_only)
-        if read_only and schema.read_version(con) < schema.LATEST_VERSION:
-            con.close()  # an older store is migrated once by a short writable open, then read as asked
-            cls.open(path, create=False, read_only=False).close()
-            con = _connect(db_path, read_only)
-        store = cls(path, con, read_only)
+        store = cls(path, _connect(db_path, read_only), read_only)
         store._check_schema()
         if not read_only:  # we hold the lock: temp files of an interrupted save are nobody's, and may hold old text
             remove_leftovers(path)
@@ -141,7 +136,7 @@ class Store:
         return store
 
     def _check_schema(self) -> None:
-        """Refuse a store from a newer ripple; migrate an older one when writable."""
+        """Refuse a store from a newer ripple; migrate an older one (read-only: by a short writable open first)."""
         version = schema.current_version(self.con) if not self.read_only else self.schema_version()
         if version > schema.LATEST_VERSION:
             raise StoreError(
@@ -149,8 +144,11 @@ class Store:
                 f"(knows {schema.LATEST_VERSION}); upgrade ripple"
             )
         if version < schema.LATEST_VERSION:
-            if self.read_only:
-                raise StoreError(f"store {self.path}: schema {version} needs a migration; open it for writing")
+            if self.read_only:  # migrated once by a short writable open, then read as asked
+                self.con.close()
+                Store.open(self.path, create=False).close()
+                self.con = _connect(self.path / DB_FILE, True)
+                return
             schema.migrate(self.con)
             os.chmod(self.path / DB_FILE, 0o600)
             self._heal_derived_indexes()  # a migration may change what the indexes are built from
