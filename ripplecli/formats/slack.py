@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, by_day, from_epoch
-from ripplecli.formats.fields import ChatFormat, Node, ShapeError, Unique, quote
+from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
 from ripplecli.formats.text import Tree
 from ripplecli.model import Conversation, Turn
 
@@ -46,14 +46,17 @@ def parse_slack(tree: Tree, source: str) -> list[Conversation]:
         if root + listing not in tree.members:
             continue
         where = f"{source}: {root}{listing}"
-        listed = tree.members[root + listing]
-        for channel in _guard(where, lambda listed=listed: Node(listed).items()):
-            channel_id, folder, title = _guard(where, lambda channel=channel: _channel(channel, names))
-            _guard(where, lambda channel=channel, channel_id=channel_id: ids.claim(channel_id, channel.keys))
+        with located(where):
+            channels = Node(tree.members[root + listing]).items()
+        for channel in channels:
+            with located(where):
+                channel_id, folder, title = _channel(channel, names)
+                ids.claim(channel_id, channel.keys)
             days = sorted(p for p in tree.members if p.startswith(f"{root}{folder}/") and p.endswith(".json"))
             dated = []
             for day in days:
-                dated += _guard(f"{source}: {day}", lambda day=day: _day(Node(tree.members[day]), names))
+                with located(f"{source}: {day}"):
+                    dated += _day(Node(tree.members[day]), names)
             seen: set[str] = set()
             dated = [d for d in dated if not (d.turn.turn_id in seen or seen.add(d.turn.turn_id))]
             conversations.append(Conversation(f"slack-{channel_id}", by_day(dated), title))
@@ -67,19 +70,12 @@ def _member(tree: Tree, path: str, source: str) -> object:
     return tree.members[path]
 
 
-def _guard(where: str, action):
-    """Run a reading step; a shape error names the member file it is in."""
-    try:
-        return action()
-    except ShapeError as err:
-        raise InputError(f"{where}: {err}") from None
-
-
 def _people(data: object, where: str) -> dict[str, str]:
     """User id -> the name Slack shows (display name, else real name, else user name)."""
     names = {}
-    for user in _guard(where, lambda: Node(data).items()):
-        fields = _guard(where, user.fields)
+    with located(where):
+        users = [user.fields() for user in Node(data).items()]
+    for fields in users:
         profile = fields.get("profile") if isinstance(fields.get("profile"), dict) else {}
         options = (profile.get("display_name"), profile.get("real_name"), fields.get("real_name"), fields.get("name"))
         name = next((value.strip() for value in options if isinstance(value, str) and value.strip()), "")
