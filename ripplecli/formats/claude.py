@@ -79,7 +79,8 @@ def _shown_branch(record: Node, messages: list[Node]) -> set[str] | None:
             created[uuid] = fields.get("created_at") if isinstance(fields.get("created_at"), str) else ""
     if not parent_of:
         return None
-    leaves = [uuid for uuid in created if uuid not in set(parent_of.values())]
+    parents = set(parent_of.values())
+    leaves = [uuid for uuid in created if uuid not in parents]
     current = record.value.get("current_leaf_message_uuid") if isinstance(record.value, dict) else None
     leaf = current if current in created else max(leaves, key=lambda uuid: created[uuid], default=None)
     branch: set[str] = set()
