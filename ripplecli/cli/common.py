@@ -111,10 +111,15 @@ def open_memory(store: Path | None, *, read_only: bool = False, create: bool = T
 TEXT_WIDTH = 90
 
 
+def one_line(text: str, width: int = TEXT_WIDTH) -> str:
+    """Whitespace collapsed to single spaces, cut to width with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def clip(text: str, width: int = TEXT_WIDTH) -> str:
     """One line, cut to width, markup-safe."""
-    line = " ".join(text.split())
-    return inert(line if len(line) <= width else line[: width - 1] + "…")
+    return inert(one_line(text, width))
 
 
 def interactive() -> bool:

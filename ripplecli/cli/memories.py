@@ -13,6 +13,7 @@ from ripplecli.cli.common import (
     clip,
     console,
     inert,
+    one_line,
     open_memory,
     print_json,
     printable,
@@ -53,11 +54,8 @@ def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Ta
 
 def conversation_label(row: dict[str, Any], width: int = 30) -> str:
     """A conversation as people know it: its title (when the export has one) before its id."""
-    title = " ".join((row.get("title") or "").split())
-    if not title:
-        return row["conversation_id"]
-    short = title if len(title) <= width else title[: width - 1] + "…"
-    return f"{short} ({row['conversation_id']})"
+    title = one_line(row.get("title") or "", width)
+    return f"{title} ({row['conversation_id']})" if title else row["conversation_id"]
 
 
 def _view_ranks(row: dict[str, Any]) -> str:
