@@ -209,8 +209,7 @@ def import_records(store: Store, header: dict[str, Any], records: dict[str, list
         store.insert("provenance", {"memory_id": [p[0] for p in links], "source_id": [p[1] for p in links]})
         store.insert("vectors", {"memory_id": [m["memory_id"] for m in memories], "vector": vectors})
         if header["schema_version"] < SAID_AT_SINCE:
-            store.con.execute("UPDATE sources SET said_at = session_ts, role = ''")
-            store.con.execute("UPDATE memories SET said_at = session_ts")
+            store.con.execute(schema.SAID_AT_BACKFILL)
 
 
 def _vectors(records: dict[str, list[dict]], encode: Encode) -> list[list[float]]:

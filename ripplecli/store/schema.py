@@ -95,16 +95,22 @@ CREATE TABLE cable_done (
 """
 
 
+# Rows from before schema 3 get the session's date as when they were said (all older stores knew) and no role;
+# importing an older export fills its rows the same way.
+SAID_AT_BACKFILL = """
+UPDATE sources SET said_at = session_ts, role = '';
+UPDATE memories SET said_at = session_ts;
+"""
 # Conversation titles; when each turn and memory was said, apart from the time its text refers to; turn roles.
-# Old rows get the session's date as when they were said (all older stores knew) and no role.
-SAID_AND_TITLES = """
+SAID_AND_TITLES = (
+    """
 ALTER TABLE conversations ADD COLUMN title VARCHAR;
 ALTER TABLE sources ADD COLUMN said_at TIMESTAMP;
 ALTER TABLE sources ADD COLUMN role VARCHAR DEFAULT '';
 ALTER TABLE memories ADD COLUMN said_at TIMESTAMP;
-UPDATE sources SET said_at = session_ts, role = '';
-UPDATE memories SET said_at = session_ts;
 """
+    + SAID_AT_BACKFILL
+)
 
 
 def _sql(script: str) -> Callable[[duckdb.DuckDBPyConnection], None]:
