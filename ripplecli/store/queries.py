@@ -193,8 +193,7 @@ def turn_hashes(store: Store, conversation_id: str) -> dict[str, str]:
 
 def turn_ids(store: Store, conversation_id: str) -> set[str]:
     """The turn ids one conversation already uses."""
-    rows = store.con.execute("SELECT turn_id FROM sources WHERE conversation_id = ?", [conversation_id])
-    return {r[0] for r in rows.fetchall()}
+    return set(turn_hashes(store, conversation_id))
 
 
 def next_position(store: Store, conversation_id: str) -> int:
