@@ -12,14 +12,13 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.answer.base import NOT_FOUND, Answer, AnswerStream
 from ripplecli.answer.spans import shown_date
-from ripplecli.answer.typed import speaker_and_body, typed_answer
+from ripplecli.answer.typed import session_stamp, speaker_and_body, typed_answer
 from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import CallLog, LLMCall, count_tokens, fit_evidence, prompt_tokens, structured, with_enum
 from ripplecli.trace import Evidence
@@ -94,8 +93,8 @@ def evidence_block(evidence: list[Evidence], llm: LLM, budget: int = EVIDENCE_TO
 def memory_line(e: Evidence) -> str:
     """`[m69] Nora, 10 Mar 2026 (to Ben: "isn't Ridgeline in Denver?"): It is. So I'd be leaving Chicago.`"""
     speaker, body = speaker_and_body(e)
-    stamp = e.sources[0].timestamp if e.sources else None
-    date = f", {shown_date(datetime.fromisoformat(stamp))}" if stamp else ""
+    stamp = session_stamp(e)
+    date = f", {shown_date(stamp)}" if stamp else ""
     reply = f' (to {e.context.speaker}: "{e.context.text}")' if e.context else ""
     return f"[m{e.memory_id}] {speaker}{date}{reply}: {body}"
 

@@ -162,8 +162,8 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
             span = pick(asked, clause)
             if span:
                 return answered(asked, span, clause)
-    if asked.type == "when" and _stamp(best.evidence):  # no stated time: the turn reports the event itself
-        return answered(asked, shown_date(_stamp(best.evidence)), best)
+    if asked.type == "when" and session_stamp(best.evidence):  # no stated time: the turn reports the event itself
+        return answered(asked, shown_date(session_stamp(best.evidence)), best)
     return answered(asked, clause_span(asked, best), best)
 
 
@@ -181,7 +181,7 @@ def clause_span(asked: Question, clause: Clause) -> str:
 
 def _when(asked: Question, clause: Clause) -> str | None:
     """The time the clause states (else the rest of the turn), resolved against the session date."""
-    stamp = _stamp(clause.evidence)
+    stamp = session_stamp(clause.evidence)
     return time_span(clause.text, stamp) or time_span(_said(clause.evidence), stamp) or None
 
 
@@ -239,7 +239,7 @@ def _said(e: Evidence) -> str:
     return " ".join(s.text for s in e.sources) or e.restatement
 
 
-def _stamp(e: Evidence) -> datetime | None:
+def session_stamp(e: Evidence) -> datetime | None:
     """The session date of the memory's first source turn."""
     stamp = e.sources[0].timestamp if e.sources else None
     return datetime.fromisoformat(stamp) if stamp else None
@@ -255,7 +255,7 @@ def answered(asked: Question, span: str, clause: Clause, extra: list[Clause] | N
 def source_line(clause: Clause) -> str:
     """`Nora, 10 March 2026, to Ben's “isn't Ridgeline in Denver?”: “It is.” [m69]`."""
     e = clause.evidence
-    said = shown_date(_stamp(e))
+    said = shown_date(session_stamp(e))
     who = f"{clause.speaker}, {said}" if said else clause.speaker
     if e.context is not None:
         who += f", to {e.context.speaker}'s “{e.context.text}”"
