@@ -73,9 +73,14 @@ def turn_hash(conversation_id: str, session: Session, turn: Turn) -> str:
 
 
 def file_hash(path: Path) -> str:
-    """Content hash of an ingested file (of every file, in path order, for an export folder), recorded with its run."""
+    """Content hash of an ingested file (for an export folder, of the chat files in it that ripple reads, in path
+    order: not its photos and videos), recorded with its run."""
+    from ripplecli.formats.load import is_chat_member
+
     digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    files = [path]
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and is_chat_member(p.relative_to(path).as_posix()))
     for file in files:
         digest.update(file.relative_to(path).as_posix().encode() if file != path else b"")
         with file.open("rb") as handle:

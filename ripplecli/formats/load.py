@@ -285,6 +285,13 @@ def _too_big(name: str) -> InputError:
     return InputError(f"{name}: holds more than {MAX_BUNDLE_BYTES >> 20:,} MB of chat files")
 
 
+def is_chat_member(relative: str) -> bool:
+    """Whether a file in a zip or folder is one ripple reads: a chat suffix, and no hidden or macOS-metadata part."""
+    path = PurePosixPath(relative)
+    hidden = any(part.startswith((".", "__MACOSX")) for part in path.parts)
+    return path.suffix.lower() in READABLE_SUFFIXES and not hidden
+
+
 def folder_members(folder: Path, name: str):
     """(relative path, (bytes, mtime)) for the readable files under an export folder."""
     found = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in READABLE_SUFFIXES)
@@ -293,7 +300,7 @@ def folder_members(folder: Path, name: str):
     total = 0
     for path in found:
         relative = path.relative_to(folder).as_posix()
-        if any(part.startswith(".") for part in PurePosixPath(relative).parts):
+        if not is_chat_member(relative):
             continue
         info = path.stat()
         total += info.st_size
@@ -313,12 +320,7 @@ def zip_members(raw: bytes, name: str):
         infos = [info for info in archive.infolist() if not info.is_dir()]
     except (zipfile.BadZipFile, ValueError, EOFError) as err:
         raise InputError(f"{name}: is not a readable zip ({err})") from None
-    readable = [
-        info
-        for info in infos
-        if PurePosixPath(info.filename).suffix.lower() in READABLE_SUFFIXES
-        and not any(part.startswith((".", "__MACOSX")) for part in PurePosixPath(info.filename).parts)
-    ]
+    readable = [info for info in infos if is_chat_member(info.filename)]
     if sum(info.file_size for info in readable) > MAX_BUNDLE_BYTES:
         raise _too_big(name)
     for info in readable:
