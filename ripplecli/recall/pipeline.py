@@ -28,7 +28,7 @@ from ripplecli.recall.context import Growth, RecallContext, RecallParams
 from ripplecli.recall.diffusion import cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
-from ripplecli.recall.planner import Plan, Planner, RulesPlanner
+from ripplecli.recall.planner import Plan, Planner, RulesPlanner, namespaced, question_cues
 from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer, with_owner
 from ripplecli.recall.sessions import Sessions, cue_weights, local_ranking, session_view
 from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
@@ -379,8 +379,6 @@ def _sessions_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growt
 
 def _question_weights(ctx: RecallContext) -> dict[str, float]:
     """IDF weights of the question's discriminating cues (not the chat's own speakers)."""
-    from ripplecli.recall.planner import question_cues
-
     return cue_weights(ctx.index, question_cues(ctx.cues, ctx.index.speakers))
 
 
@@ -446,7 +444,8 @@ def _paper_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
 
 def _cue_scorer(index: RecallIndex, plan: Plan):
     """Share of the target's cues a candidate carries."""
-    wanted = set(question_cues_from_target(plan))
+    t = plan.target
+    wanted = namespaced(t.concepts, t.persons, t.locations) if t else set()
 
     def score(ids: list[int]) -> dict[int, float]:
         if not wanted:
@@ -456,11 +455,3 @@ def _cue_scorer(index: RecallIndex, plan: Plan):
         }
 
     return score
-
-
-def question_cues_from_target(plan: Plan) -> list[str]:
-    """The target's cues in the planner's namespace."""
-    if not plan.target:
-        return []
-    t = plan.target
-    return [*t.concepts, *(f"person:{p}" for p in t.persons), *(f"location:{x}" for x in t.locations)]

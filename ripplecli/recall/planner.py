@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -10,6 +11,11 @@ from ripplecli.recall.query import QueryCues
 from ripplecli.registry import PLANNERS  # noqa: F401  (its registry, kept importable from here)
 
 MAX_ANCHORS = 3
+
+
+def namespaced(concepts: Iterable[str], persons: Iterable[str], locations: Iterable[str]) -> set[str]:
+    """Cues of all three kinds in one namespace: concepts bare, persons and places prefixed so none collide."""
+    return set(concepts) | {f"person:{p}" for p in persons} | {f"location:{x}" for x in locations}
 
 
 @dataclass
@@ -26,7 +32,7 @@ class Candidate:
     @property
     def cues(self) -> set[str]:
         """Every cue of the memory in one namespace."""
-        return self.concepts | {f"person:{p}" for p in self.persons} | {f"location:{x}" for x in self.locations}
+        return namespaced(self.concepts, self.persons, self.locations)
 
 
 @dataclass

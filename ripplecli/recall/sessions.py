@@ -12,6 +12,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ripplecli.recall.index import RecallIndex
+from ripplecli.recall.planner import namespaced
 from ripplecli.recall.views import Ranked, ViewHits, rrf
 from ripplecli.store.db import Store
 
@@ -72,10 +73,8 @@ def cue_weights(index: RecallIndex, cues: Iterable[str]) -> dict[str, float]:
 
 def memory_cues(index: RecallIndex, memory_id: int) -> set[str]:
     """A memory's cues in the planner's namespace."""
-    return (
-        set(index.concepts_of.get(memory_id, ()))
-        | {f"person:{p}" for p in index.persons_of.get(memory_id, ())}
-        | {f"location:{x}" for x in index.locations_of.get(memory_id, ())}
+    return namespaced(
+        index.concepts_of.get(memory_id, ()), index.persons_of.get(memory_id, ()), index.locations_of.get(memory_id, ())
     )
 
 
