@@ -288,30 +288,27 @@ class LlamaCppLLM:
 
     def stream_text(self, messages: Messages) -> Iterator[str]:
         """Free text piece by piece as llama.cpp writes it (the caller may stop early)."""
-        chunks = self._llama.create_chat_completion(
+        for chunk in self._chat(messages, stream=True):
+            piece = chunk["choices"][0].get("delta", {}).get("content")
+            if piece:
+                yield piece
+
+    def _chat(self, messages: Messages, **extra: Any) -> Any:
+        """llama.cpp's chat completion at the configured temperature, seed and answer length."""
+        return self._llama.create_chat_completion(
             messages=messages,
             temperature=self.options.temperature,
             seed=self.options.seed,
             max_tokens=self.max_tokens,
-            stream=True,
+            **extra,
         )
-        for chunk in chunks:
-            piece = chunk["choices"][0].get("delta", {}).get("content")
-            if piece:
-                yield piece
 
     def _complete(self, messages: Messages, grammar: Any) -> str:
         """One chat completion at the configured temperature and seed; hitting max_tokens is an error."""
         import llama_cpp
 
         llama_cpp.llama_perf_context_reset(self._llama.ctx)
-        out = self._llama.create_chat_completion(
-            messages=messages,
-            grammar=grammar,
-            temperature=self.options.temperature,
-            seed=self.options.seed,
-            max_tokens=self.max_tokens,
-        )
+        out = self._chat(messages, grammar=grammar)
         perf = llama_cpp.llama_perf_context(self._llama.ctx)
         self.last_timing = {
             "prompt_ms": perf.t_p_eval_ms,
