@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ripplecli.model import Conversation, Session
+from ripplecli.model import Conversation
 
 OWNER = "owner"
 ASSISTANT = "assistant"
@@ -38,14 +38,10 @@ def with_owner(conversation: Conversation, name: str | None) -> Conversation:
     if not name or not any(t.role == OWNER for s in conversation.sessions for t in s.turns):
         return conversation
     sessions = [
-        Session(
-            s.session_id,
-            s.timestamp,
-            [replace(t, speaker=name) if t.role == OWNER else t for t in s.turns],
-        )
+        replace(s, turns=[replace(t, speaker=name) if t.role == OWNER else t for t in s.turns])
         for s in conversation.sessions
     ]
-    return Conversation(conversation.conversation_id, sessions, conversation.title)
+    return replace(conversation, sessions=sessions)
 
 
 def first_person_at(question: str) -> int | None:
