@@ -13,7 +13,9 @@ Row = dict[str, Any]  # one JSON object of the --json document
 
 
 def _flat(item: Any, optional: tuple[str, ...] = ()) -> Row:
-    """A flat type's fields in declared order (the --json key order); `optional` keys only when truthy."""
+    """A type's fields in declared order (the --json key order); `optional` keys only when truthy.
+
+    Shallow: a type with nested trace types overrides those keys (`|` keeps each key where it was declared)."""
     return {f.name: value for f in fields(item) if (value := getattr(item, f.name)) or f.name not in optional}
 
 
@@ -221,15 +223,7 @@ class Plan:
 
     def to_dict(self) -> Row:
         """The round's `planner` object."""
-        return {
-            "decision": self.decision,
-            "stop_reason": self.stop_reason,
-            "anchors": _rows(self.anchors),
-            "target": self.target.to_dict() if self.target else None,
-            "covered": self.covered,
-            "missing": self.missing,
-            "failure": self.failure,
-        }
+        return _flat(self) | {"anchors": _rows(self.anchors), "target": self.target.to_dict() if self.target else None}
 
 
 @dataclass
@@ -335,22 +329,10 @@ class Evidence:
 
     def to_dict(self) -> Row:
         """One `evidence` entry."""
-        return {
-            "memory_id": self.memory_id,
-            "restatement": self.restatement,
-            "score": self.score,
-            "rank": self.rank,
-            "source_turns": self.source_turns,
+        return _flat(self) | {
             "sources": _rows(self.sources),
             "provenance": _rows(self.provenance),
-            "tokens": self.tokens,
-            "persons": self.persons,
-            "locations": self.locations,
             "context": self.context.to_dict() if self.context else None,
-            "conversation_id": self.conversation_id,
-            "title": self.title,
-            "said_at": self.said_at,
-            "refers_to": self.refers_to,
         }
 
 
@@ -393,12 +375,8 @@ class RecallResult:
 
     def to_dict(self) -> Row:
         """The JSON document of `ripple ask --json`."""
-        return {
-            "question": self.question,
-            "mode": self.mode,
-            "k": self.k,
+        return _flat(self) | {
             "evidence": _rows(self.evidence),
             "trace": self.trace.to_dict(),
             "answer": self.answer.to_dict() if self.answer else None,
-            "seconds": self.seconds,
         }
