@@ -159,4 +159,5 @@ def parse_epoch(node: Node) -> datetime:
     return stamp
 
 
-FORMAT = ChatFormat("mapping", parse_chatgpt)  # ChatGPT export conversations: recognised by "mapping"
+# ChatGPT export conversations: recognised by "mapping"
+FORMAT = ChatFormat("mapping", parse_chatgpt, label="a ChatGPT export")

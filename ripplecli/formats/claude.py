@@ -113,4 +113,5 @@ def _time(message: Node):
     return parsed[0]
 
 
-FORMAT = ChatFormat("chat_messages", parse_claude)  # Claude.ai export conversations: recognised by "chat_messages"
+# Claude.ai export conversations: recognised by "chat_messages"
+FORMAT = ChatFormat("chat_messages", parse_claude, label="a Claude export")

@@ -52,4 +52,5 @@ def _messages(messages: Node) -> tuple[list[Dated], int]:
     return dated, skipped
 
 
-FORMAT = ChatFormat("guild", parse_discord)  # DiscordChatExporter channels: recognised by "guild"
+# DiscordChatExporter channels: recognised by "guild"
+FORMAT = ChatFormat("guild", parse_discord, label="a DiscordChatExporter file")

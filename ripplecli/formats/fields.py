@@ -194,3 +194,4 @@ class ChatFormat:
     parse: Callable[[Any, str], list[Conversation]]  # (what it reads, file name) -> conversations
     reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": a Tree of an export folder's JSON
     also: tuple[str, ...] = ()  # more top-level keys that tell this format, tried after every signature
+    label: str = "JSON"  # what a file of this format is, in a refusal that guesses it: "a Telegram export"

@@ -175,22 +175,11 @@ def detect_format(data: object) -> str:
     raise UnknownFormat(f"is not a chat export ripple knows: it looks like {describe_json(data)}; {HELP}")
 
 
-LABELS = {
-    "native": "ripple's native JSON",
-    "locomo": "a LoCoMo file",
-    "longmemeval": "a LongMemEval file",
-    "chatgpt": "a ChatGPT export",
-    "claude": "a Claude export",
-    "telegram": "a Telegram export",
-    "discord": "a DiscordChatExporter file",
-}
-
-
 def _json_guess(text: str) -> str:
     """What a JSON file seems to be, for a refusal that names it: "a Telegram export?"."""
     try:
         data = json.loads(text)
-        return LABELS.get(detect_format(data), "JSON") + "?"
+        return FORMATS.load(detect_format(data)).label + "?"
     except UnknownFormat:
         return describe_json(data)
     except (ValueError, RecursionError):

@@ -67,4 +67,5 @@ def _locomo_datetime(raw: str) -> datetime:
     return datetime(int(year), month, int(day), hour24, int(minute))
 
 
-FORMAT = ChatFormat("conversation", parse_locomo)  # LoCoMo samples: recognised by "conversation"
+# LoCoMo samples: recognised by "conversation"
+FORMAT = ChatFormat("conversation", parse_locomo, label="a LoCoMo file")

@@ -73,4 +73,5 @@ def parse_longmemeval_date(node: Node) -> datetime:
         raise node.fail(f'is not a LongMemEval date like "2023/05/20 (Sat) 02:21": {quote(raw)}') from None
 
 
-FORMAT = ChatFormat("haystack_sessions", parse_longmemeval)  # LongMemEval entries: recognised by "haystack_sessions"
+# LongMemEval entries: recognised by "haystack_sessions"
+FORMAT = ChatFormat("haystack_sessions", parse_longmemeval, label="a LongMemEval file")

@@ -109,4 +109,5 @@ def parse_iso(node: Node) -> datetime:
         raise node.fail(f"is out of range once converted to UTC: {quote(raw)}") from None
 
 
-FORMAT = ChatFormat("sessions", parse_native)  # ripple's own JSON: recognised by "sessions"
+# ripple's own JSON: recognised by "sessions"
+FORMAT = ChatFormat("sessions", parse_native, label="ripple's native JSON")

@@ -115,4 +115,5 @@ def _string(node: Node | None) -> str:
     return node.string() if node is not None else ""
 
 
-FORMAT = ChatFormat("chats", parse_telegram, also=("messages",))  # a full export's "chats", or one chat's "messages"
+# a full export's "chats", or one chat's "messages"
+FORMAT = ChatFormat("chats", parse_telegram, also=("messages",), label="a Telegram export")
