@@ -69,6 +69,14 @@ def ingest(chat: Path, store: Path) -> subprocess.Popen:
     )
 
 
+def ingest_whole(chat: Path, store: Path, what: str) -> None:
+    """An uninterrupted `ripple ingest`; its failure ends the benchmark with its error."""
+    process = ingest(chat, store)
+    _, err = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"{what} failed: {err.decode()}")
+
+
 def counts(store: Path) -> dict[str, Any]:
     """Memories, sources and edges per channel, read straight from DuckDB (no ripple code involved)."""
     if not (store / "ripple.duckdb").exists():
@@ -99,10 +107,7 @@ def baseline(chat: Path, home: Path) -> tuple[float, dict[str, Any]]:
     """An uninterrupted run after a warm-up (the first run may export the encoder): its wall time and counts."""
     for name in ("warm-up", "baseline"):
         started = time.perf_counter()
-        process = ingest(chat, home / name)
-        _, err = process.communicate()
-        if process.returncode != 0:
-            raise SystemExit(f"the uninterrupted ingest failed: {err.decode()}")
+        ingest_whole(chat, home / name, "the uninterrupted ingest")
     return time.perf_counter() - started, counts(home / "baseline")
 
 
@@ -111,13 +116,8 @@ def trial(number: int, chat: Path, home: Path, delay: float, expected: dict[str,
     store = home / f"trial-{number:02d}"
     process = ingest(chat, store)
     started = time.perf_counter()
-    while time.perf_counter() - started < delay and process.poll() is None:
-        time.sleep(0.02)
+    finished_first = not kill_after(process, started, delay)
     ran = time.perf_counter() - started
-    finished_first = process.poll() is not None
-    if not finished_first:
-        os.kill(process.pid, signal.SIGKILL)
-    process.wait()
     after_kill = counts(store)
     kill_doctor, kill_findings = doctor(store)
     rerun = ingest(chat, store)
@@ -139,6 +139,17 @@ def trial(number: int, chat: Path, home: Path, delay: float, expected: dict[str,
         "not_ok_at_end": final_findings,
         "passed": ok,
     }
+
+
+def kill_after(process: subprocess.Popen, aim: float, delay: float) -> bool:
+    """SIGKILL the process `delay` seconds after the moment `aim`, unless it ends first; True when it was killed."""
+    while time.perf_counter() - aim < delay and process.poll() is None:
+        time.sleep(0.005)
+    killed = process.poll() is None
+    if killed:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return killed
 
 
 def kill_delay(rng: random.Random, number: int, seconds: float) -> float:
@@ -225,10 +236,7 @@ def build_two_conversation_store(args: argparse.Namespace, home: Path) -> tuple[
     kept = write_conversation(args.data, args.keep, args.sessions, home)
     forgotten = write_conversation(args.data, args.conversation, args.sessions, home)
     for chat in (kept, forgotten):
-        process = ingest(chat, home / "base")
-        _, err = process.communicate()
-        if process.returncode != 0:
-            raise SystemExit(f"building the base store failed: {err.decode()}")
+        ingest_whole(chat, home / "base", "building the base store")
     return home / "base", kept, forgotten
 
 
@@ -268,12 +276,7 @@ def kill_forget(store: Path, conversation: str, delay: float, after_confirmation
     if after_confirmation:
         process.stderr.readline()
         aim = time.perf_counter()
-    while time.perf_counter() - aim < delay and process.poll() is None:
-        time.sleep(0.005)
-    killed = process.poll() is None
-    if killed:
-        os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    killed = kill_after(process, aim, delay)
     process.stderr.close()
     return killed, time.perf_counter() - started
 
