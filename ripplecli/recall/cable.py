@@ -17,18 +17,15 @@ the ripple support *after* it (assembly.TRAILING_CHANNELS), so they never push r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import numpy as np
 
 from ripplecli.protocols import VectorIndex
-from ripplecli.recall.context import Growth, RecallContext
+from ripplecli.recall.context import Growth, RecallContext, RoundStep
 from ripplecli.recall.diffusion import cosine_scorer, diffuse, edges_touching
 from ripplecli.recall.planner import Plan
 from ripplecli.store.db import Store
 from ripplecli.trace import Support
-
-RoundStep = Callable[[RecallContext, Plan, set[int]], Growth]
 
 LINKED_MODES = {  # recall modes that read antecedent links, and the channel (variant) each reads
     "dense+cable": "antecedent",

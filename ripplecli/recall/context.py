@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.planner import Planner
+from ripplecli.recall.planner import Plan, Planner
 from ripplecli.recall.query import QueryCues
 from ripplecli.recall.sessions import Sessions
 from ripplecli.recall.views import Ranked
@@ -73,3 +73,6 @@ class Growth:
     centrality: Ranked = field(default_factory=list)  # an activation ranking that reorders the seeds
     rounds: list[Round] | None = None  # planner-guided strategies: one record per round
     shown: SupportByChannel | None = None  # support found outside planner rounds, per channel
+
+
+RoundStep = Callable[[RecallContext, Plan, set[int]], Growth]  # one round of a planner-guided strategy

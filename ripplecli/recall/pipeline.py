@@ -24,7 +24,7 @@ from ripplecli.recall.assembly import (
     seed_ranking,
     speaker_first,
 )
-from ripplecli.recall.context import Growth, RecallContext, RecallParams
+from ripplecli.recall.context import Growth, RecallContext, RecallParams, RoundStep
 from ripplecli.recall.diffusion import cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
@@ -56,7 +56,6 @@ LIST_COVERED = 10  # a list question's sessions count as covered when one of the
 LIST_TOP = 3  # items taken from sessions not yet covered, the best one per session (3 > 5 on the tuning set)
 LIST_SESSIONS = 3  # a list target is met when the evidence head spans this many sessions
 LIST_ROUNDS = 2  # a list question may take a second round while its target is still open
-RoundStep = Callable[[RecallContext, Plan, set[int]], Growth]  # one round of a planner-guided strategy
 
 
 class Recaller:
