@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ripplecli.recall.assembly import focus_speaker
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Plan, Planner
 from ripplecli.recall.query import QueryCues
@@ -57,6 +58,10 @@ class RecallContext:
     def text(self, memory_id: int) -> str:
         """A memory's restatement."""
         return self.index.texts.get(memory_id, "")
+
+    def focus_speaker(self) -> str | None:
+        """The chat speaker the question is about, if it is about one."""
+        return focus_speaker(self.cues.persons, self.index.speakers, self.cues.focus)
 
     def shown(self, found: list[Support]) -> list[Support]:
         """The support with its restatements, as the trace shows it."""

@@ -16,7 +16,6 @@ from ripplecli.recall.assembly import (
     SEED_DEPTH,
     SEED_FUSION_K,
     SEED_POOL,
-    focus_speaker,
     fuse_views,
     merge_support,
     rerank,
@@ -200,7 +199,7 @@ class Recaller:
 
 def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | None]:
     """A question about one speaker of the chat wants what that speaker said."""
-    speaker = focus_speaker(ctx.cues.persons, ctx.index.speakers, ctx.cues.focus)
+    speaker = ctx.focus_speaker()
     if speaker is None:
         return ranked, None
     return speaker_first(ranked, ctx.index.speaker_of, speaker), Focus(speaker, FOCUS_DEMOTION)
@@ -258,7 +257,7 @@ def _with_wanted_kind(ctx: RecallContext, growth: Growth) -> Growth:
     if wants is None or holds is None:  # no kind asked for, or one this store cannot tell (an analyzer's own kinds)
         return growth
     index = ctx.index
-    speaker = focus_speaker(ctx.cues.persons, index.speakers, ctx.cues.focus)
+    speaker = ctx.focus_speaker()
     taken = set(ctx.seeds) | {s.memory_id for s in growth.support}
     found = [
         Support(m, wants, score, [m])
@@ -388,7 +387,7 @@ def _session_local(ctx: RecallContext, plan: Plan, taken: set[int]) -> list[Supp
     if not SESSION_LOCAL_TOP:
         return []
     weights = _question_weights(ctx)
-    speaker = focus_speaker(ctx.cues.persons, ctx.index.speakers, ctx.cues.focus)
+    speaker = ctx.focus_speaker()
     picks: list[tuple[int, float, Support]] = []
     seen: set[int] = set()
     for start in dict.fromkeys([*plan.anchors, *ctx.seeds[:SESSION_FROM_SEEDS]]):
@@ -415,7 +414,7 @@ def _list_items(ctx: RecallContext, taken: set[int]) -> list[Support]:
     Sessions come from the views' hits (bounded); each is read like a session-local one (the speaker's turns, by
     the question's vector and cues), and its best memory stands for it; the best sessions win."""
     covered = {ctx.sessions.of(m) for m in ctx.seeds[:LIST_COVERED]}
-    speaker = focus_speaker(ctx.cues.persons, ctx.index.speakers, ctx.cues.focus)
+    speaker = ctx.focus_speaker()
     weights = _question_weights(ctx)
     best: list[tuple[float, int, int]] = []
     for m in sorted(ctx.fused, key=lambda mid: (-ctx.fused[mid], mid)):
