@@ -134,7 +134,7 @@ class RecallIndex:
 
         index = cls(
             version=store.version("memories"),
-            texts=StoreMap(lambda ids: lookups.restatements_of(store, ids), size=lambda: lookups.memory_count(store)),
+            texts=StoreMap(lambda ids: lookups.restatements_of(store, ids), size=lambda: store.count("memories")),
             concepts_of=of("memory_cues"),
             holders=holders("memory_cues"),
             persons_of=of("memory_persons"),

@@ -17,11 +17,6 @@ def _column(table: str) -> str:
     return CUE_COLUMNS[table]
 
 
-def memory_count(store: Store) -> int:
-    """How many memories the store holds."""
-    return int(store.con.execute("SELECT count(*) FROM memories").fetchone()[0])
-
-
 def restatements_of(store: Store, ids: Sequence[int]) -> dict[int, str]:
     """memory id -> restatement, for the given ids."""
     rows = store.con.execute(
