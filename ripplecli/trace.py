@@ -264,10 +264,11 @@ class Focus:
 
     speaker: str
     others_demoted: float
+    shared: list[int] = field(default_factory=list)  # the speaker's memories nearest the question, moved up
 
     def to_dict(self) -> Row:
         """The `focus` object."""
-        return _flat(self)
+        return _flat(self, optional=("shared",))
 
 
 @dataclass

@@ -16,17 +16,19 @@ from ripplecli.recall import activation
 from ripplecli.recall.assembly import (
     FOCUS_DEMOTION,
     PROTECTED_HEAD,
+    SHARE_FROM,
     focus_speaker,
     merge_support,
     rerank,
     seed_ranking,
     speaker_first,
+    speaker_share,
 )
 from ripplecli.recall.diffusion import diffuse, reachable
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.pipeline import RecallParams, validate
 from ripplecli.recall.planner import Candidate, RulesPlanner
-from ripplecli.recall.query import QueryCues, answer_kind, time_range
+from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer, answer_kind, time_range
 from ripplecli.recall.views import ViewHits, rrf
 from ripplecli.store.db import Store
 from ripplecli.trace import (
@@ -177,6 +179,29 @@ def test_speaker_first_keeps_the_head_and_each_side_in_order() -> None:
     ranked = speaker_first(list(range(1, 11)), speaker_of, "sam")
     assert FOCUS_DEMOTION == 5.0
     assert ranked == [1, 3, 5, 7, 9, 2, 4, 6, 8, 10]  # Alex's 2nd (place 10) sorts after Sam's 9th (place 9)
+
+
+def test_the_speakers_nearest_memories_get_a_share_below_the_head() -> None:
+    ranked = list(range(1, 61))
+    own = [101, 102, 103, 104, 5]  # the speaker's memories by the question's vector: four the ranking lacks
+    out, moved = speaker_share(ranked, own)
+    assert out[:5] == [5, 1, 2, 3, 4]  # fused in at a quarter weight: 5, in both rankings, rises to the top
+    assert sorted(out) == sorted({*ranked, *own})  # nothing lost, nothing twice
+    below = out[SHARE_FROM:]
+    assert [m for m in below[:8] if m > 100] == [m for m in own if m not in out[:SHARE_FROM]][:4]
+    assert below[1] > 100 and below[3] > 100  # every other place below the head is the speaker's
+    assert moved == [m for m in out[: 2 * SHARE_FROM] if m > 100]
+    assert speaker_share(ranked, []) == (ranked, [])
+
+
+def test_a_name_in_the_possessive_is_still_the_person() -> None:
+    index = RecallIndex(version=1, texts={1: "Caroline: I went to the adoption agency."})
+    index.speakers = {"caroline", "melanie"}
+    cues = RulesQueryAnalyzer().analyze("What are Caroline's plans for the summer?", index, datetime(2024, 1, 1))
+    assert cues.persons == ["caroline"]
+    assert focus_speaker(cues.persons, index.speakers) == "caroline"
+    curly = RulesQueryAnalyzer().analyze("What did Melanie’s kids like?", index, datetime(2024, 1, 1))
+    assert curly.persons == ["melanie"]
 
 
 def test_seed_ranking_puts_the_union_first() -> None:
@@ -376,7 +401,9 @@ def test_ask_json_document(dinner_store: Path) -> None:
     assert doc["answer"]["citations"] and set(doc["answer"]["citations"]) <= {e["memory_id"] for e in doc["evidence"]}
     planner = doc["trace"]["rounds"][0]["planner"]
     assert planner["decision"] == "continue" and 1 <= len(planner["anchors"]) <= 3
-    assert doc["trace"]["focus"] == {"speaker": "alex", "others_demoted": 5.0}  # the one speaker the question names
+    focus = doc["trace"]["focus"]
+    assert (focus["speaker"], focus["others_demoted"]) == ("alex", 5.0)  # the one speaker the question names
+    assert set(focus.get("shared", [])) <= set(doc["trace"]["evidence"])  # Alex's nearest memories, moved up
     by_alex = [all(s["speaker"] == "Alex" for s in e["sources"]) for e in doc["evidence"]]
     assert sum(by_alex[:5]) >= 4  # Alex's own turns lead
 

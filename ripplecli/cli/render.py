@@ -175,7 +175,10 @@ def trace_tree(result: RecallResult) -> Tree:
     if trace.focus:
         focus = trace.focus
         demoted = f"{focus.others_demoted:g}"
-        tree.add(f"[bold]focus[/] · {inert(focus.speaker)}: what others said ranks {demoted}× further down")
+        node = tree.add(f"[bold]focus[/] · {inert(focus.speaker)}: what others said ranks {demoted}× further down")
+        if focus.shared:
+            ids = ", ".join(f"m{m}" for m in focus.shared)
+            node.add(f"[dim]{inert(focus.speaker)}'s own memories nearest the question, moved up:[/] {ids}")
     _support(tree, trace.support or {}, "[bold]support[/]")
     _evidence(tree, result.evidence)
     _llm_calls(tree, trace.llm_calls or [])

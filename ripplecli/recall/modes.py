@@ -15,6 +15,7 @@ class Mode:
     order: str = "fusion"  # fusion | rho
     host: str = "none"  # none | antecedent: CABLE picks replace the lowest-ranked results (recall/cable.py)
     focus: bool = False  # the speaker the question is about first (assembly.speaker_first)
+    share: bool = False  # the focus speaker's nearest memories by the question's vector get a share of the list
     sessions: bool = False  # sessions ranked as units seed too (recall/sessions.py: the fourth first-hop view)
 
 
@@ -25,9 +26,10 @@ MODES: dict[str, Mode] = {  # in this order in `ripple eval` reports and in help
     "seeds+contiguity": Mode(growth="locality"),
     "seeds+contiguity+focus": Mode(growth="locality", focus=True),  # the locality baseline with ripple's focus
     "expand": Mode(growth="expand"),
-    "ripple": Mode(growth="ripple", focus=True),
+    "ripple": Mode(growth="ripple", focus=True, share=True),
+    "ripple-noshare": Mode(growth="ripple", focus=True),  # ripple before the speaker's share (2026-12-01)
     # ripple with sessions as units (session view, session-local recall, list questions): measured, not the default
-    "ripple+sessions": Mode(growth="ripple+sessions", focus=True, sessions=True),
+    "ripple+sessions": Mode(growth="ripple+sessions", focus=True, sessions=True, share=True),
     "ripple-paper": Mode(growth="paper", order="rho"),
     "dense+cable": Mode(views=("dense",), host="antecedent"),
     "seeds+cable": Mode(host="antecedent"),

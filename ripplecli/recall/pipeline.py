@@ -22,6 +22,7 @@ from ripplecli.recall.assembly import (
     rho_order,
     seed_ranking,
     speaker_first,
+    speaker_share,
 )
 from ripplecli.recall.context import Growth, RecallContext, RecallParams, RoundStep
 from ripplecli.recall.diffusion import cosine_scorer, diffuse
@@ -133,6 +134,8 @@ class Recaller:
         ranked = self._order(mode, base, fused, growth, vector)
         if mode.focus:
             ranked, trace.focus = _focus(ctx, ranked)
+        if mode.share and trace.focus is not None:
+            ranked, trace.focus.shared = _share(ctx, views, ranked, trace.focus.speaker)
         if mode.host != "none":
             ranked, trace.support = _host_links(ctx, mode, ranked, growth)
         evidence = self._evidence(ranked[: params.k], growth.support, views)
@@ -203,6 +206,13 @@ def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | No
     if speaker is None:
         return ranked, None
     return speaker_first(ranked, ctx.index.speaker_of, speaker), Focus(speaker, FOCUS_DEMOTION)
+
+
+def _share(ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker: str) -> tuple[list[int], list[int]]:
+    """The focus speaker's own memories nearest the question by its vector get a share of the evidence list."""
+    dense = next((v for v in views if v.view == "dense"), None)
+    own = [m for m, _ in dense.ranked if ctx.index.speaker_of.get(m) == speaker] if dense else []
+    return speaker_share(ranked, own)
 
 
 def validate(question: str, params: RecallParams) -> None:

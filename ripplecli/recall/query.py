@@ -100,6 +100,11 @@ def _shift(unit: str, anchor: datetime, steps: int) -> datetime:
     return anchor.replace(year=anchor.year + steps, day=1)
 
 
+def unpossessive(token: str) -> str:
+    """ "caroline's" -> "caroline": a name in the possessive is still the name ("What are Caroline's plans?")."""
+    return token[:-2] if token.endswith("'s") and len(token) > 2 else token
+
+
 def answer_kind(question: str) -> str | None:
     """ "Which cities has Jon visited?" wants memories that name a place."""
     return next((kind for kind, pattern in ANSWER_KINDS.items() if pattern.search(question)), None)
@@ -164,7 +169,8 @@ class RulesQueryAnalyzer:
 
     def analyze(self, question: str, index: RecallIndex, as_of: datetime) -> QueryCues:
         tokens = content_tokens(question)
-        raw_grams = {canonical_name(g) for g in ngrams([t for t in tokenize(question) if t not in STOPWORDS])}
+        words = [t for t in tokenize(question) if t not in STOPWORDS]
+        raw_grams = {canonical_name(g) for g in ngrams(words) + ngrams([unpossessive(t) for t in words])}
         persons = sorted(raw_grams & (set(index.person_holders) | index.speakers))
         return QueryCues(
             text=question.strip(),
