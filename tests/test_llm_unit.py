@@ -350,7 +350,7 @@ def test_llm_answer_streams_under_a_status_line(fake_llm):
     answer = llm_answer(model, "Where did Alice go?", evidence(), CallLog(), stream)
     assert seen[0][0] == "tiny-model" and seen[0][1] > 0 and seen[1:] == ["Par", "is ", "[m4]", "end"]
     assert answer.span == "Paris" and answer.citations == [4]
-    block = model.messages[1]["content"]
+    block = model.messages[-1]["content"]
     assert "[m4] Alice, 8 May 2023: Alice went to Paris." in block and block.index("[m4]") < block.index("[m9]")
 
 
@@ -368,6 +368,62 @@ def test_llm_answer_that_loops_hits_the_cap_and_falls_back():
     assert stopped.method == "typed" and "wall-clock cap" in (stopped.fallback or "")
     rambling = llm_answer(Looping(), "Where did Alice go?", evidence(), log, cap_seconds=1e9)
     assert rambling.method == "typed" and "characters" in (rambling.fallback or "")
+
+
+def test_llm_answer_records_the_time_to_its_first_words(fake_llm):
+    log = CallLog()
+    llm_answer(fake_llm("Paris [m4]"), "Where did Alice go?", evidence(), log)
+    assert log.calls[0].first_token is not None and log.calls[0].first_token >= 0
+    assert "first_token" in log.calls[0].to_dict()
+
+
+def test_llm_answer_that_is_empty_or_only_citations_falls_back(fake_llm):
+    for said in ("", "  [m4] "):
+        answer = llm_answer(fake_llm(said), "Where did Alice go?", evidence(), CallLog())
+        assert answer.method == "typed" and "empty answer" in (answer.fallback or "")
+
+
+def test_llm_answer_citing_only_memories_it_was_not_shown_keeps_none(fake_llm):
+    answer = llm_answer(fake_llm("Paris [m77]"), "Where did Alice go?", evidence(), CallLog())
+    assert answer.citations == [] and answer.dropped_citations == [77] and answer.text == "Paris"
+    assert "m77" in (answer.note or "")
+
+
+def test_the_prompt_prefix_is_the_same_for_every_question(fake_llm):
+    """System prompt and worked example come first and never change, so llama.cpp reuses them from its cache."""
+    model = fake_llm("Paris [m4]")
+    llm_answer(model, "Where did Alice go?", evidence(), CallLog())
+    llm_answer(model, "Who likes museums?", evidence()[1:], CallLog())
+    first, second = (messages for messages, _ in model.requests)
+    assert first[:-1] == second[:-1] and first[-1] != second[-1] and first[0]["role"] == "system"
+
+
+def test_the_block_says_which_day_a_memory_speaks_of():
+    from ripplecli.answer.llm import memory_line
+
+    said = Evidence(
+        3,
+        "Alice: Alice went to a support group yesterday.",
+        0.0,
+        1,
+        ["D1:3"],
+        [SourceRef("D1:3", "1", "Alice", "x", DAY.isoformat())],
+    )
+    assert memory_line(said) == (
+        "[m3] Alice, 8 May 2023 (speaks of 7 May 2023): Alice went to a support group yesterday."
+    )
+
+
+def test_the_grammar_answer_cites_only_shown_memories(fake_llm):
+    from ripplecli.answer.llm import llm_answer_json
+
+    model = fake_llm({"answer": "Paris", "citations": [4]})
+    answer = llm_answer_json(model, "Where did Alice go?", evidence(), CallLog())
+    assert answer.method == "llm" and answer.span == "Paris" and answer.citations == [4]
+    schema = model.requests[0][1]
+    assert schema["properties"]["citations"]["items"] == {"enum": [4, 9]}
+    broken = llm_answer_json(fake_llm("{not json"), "Where did Alice go?", evidence(), CallLog())
+    assert broken.method == "typed" and "invalid JSON" in (broken.fallback or "")
 
 
 def test_the_evidence_block_stays_within_its_budget(fake_llm):

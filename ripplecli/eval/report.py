@@ -44,12 +44,14 @@ def answer_metrics(answered: list[Record]) -> dict[str, Any]:
     if not answered:
         return {}
     seconds = [r.get("answer_seconds", 0.0) * 1000 for r in answered]
+    firsts = [r["first_token_seconds"] * 1000 for r in answered if r.get("first_token_seconds") is not None]
     return {
         "answered": len(answered),
         "f1": mean([r["f1"] for r in answered]),
         "bleu1": mean([r["bleu1"] for r in answered]),
         "answer_p50_ms": percentile(seconds, 0.5),
         "answer_p95_ms": percentile(seconds, 0.95),
+        "first_words_p50_ms": percentile(firsts, 0.5) if firsts else None,
         "prompt_tokens": mean([r.get("prompt_tokens", 0) for r in answered]),
         "generated_tokens": mean([r.get("generated_tokens", 0) for r in answered]),
     }
@@ -198,7 +200,7 @@ def _answer_table(metrics: dict[str, Any]) -> list[str]:
     """Answer token F1 / BLEU-1 per mode and category, abstention on category 5, answer latency and tokens."""
     if not any("f1" in groups["overall"] for groups in metrics.values()):
         return []
-    header = [*GROUPS, "abstain (cat 5)", "answer p50/p95 ms", "tokens in/out"]
+    header = [*GROUPS, "abstain (cat 5)", "answer p50/p95 ms", "first words p50 ms", "tokens in/out"]
     lines = [
         "## Answers (token F1 / BLEU-1 of the answer span)",
         "",
@@ -213,6 +215,7 @@ def _answer_table(metrics: dict[str, Any]) -> list[str]:
         cells += [
             f"{abstention['rate']:.3f}" if abstention else "-",
             f"{overall['answer_p50_ms']:.1f} / {overall['answer_p95_ms']:.1f}",
+            "-" if overall.get("first_words_p50_ms") is None else f"{overall['first_words_p50_ms']:.1f}",
             f"{overall['prompt_tokens']:.0f} / {overall['generated_tokens']:.0f}",
         ]
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")

@@ -229,6 +229,7 @@ def answer_record(result: RecallResult, gold: str) -> dict[str, Any]:
         "answer_seconds": answer.seconds,
         "prompt_tokens": sum(c.get("tokens_in", 0) for c in calls),
         "generated_tokens": sum(c.get("tokens_out", 0) for c in calls),
+        "first_token_seconds": calls[-1].get("first_token") if calls else None,
         "f1": token_f1(span, gold),
         "bleu1": bleu1(span, gold),
     }

@@ -48,6 +48,7 @@ class LLMCall:
     ok: bool = True
     error: str | None = None
     note: str | None = None
+    first_token: float | None = None  # seconds to the first streamed piece: when the reader sees words
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without empty fields."""
@@ -287,11 +288,17 @@ class LlamaCppLLM:
         return self.path.stem
 
     def stream_text(self, messages: Messages) -> Iterator[str]:
-        """Free text piece by piece as llama.cpp writes it (the caller may stop early)."""
-        for chunk in self._chat(messages, stream=True):
-            piece = chunk["choices"][0].get("delta", {}).get("content")
-            if piece:
-                yield piece
+        """Free text piece by piece as llama.cpp writes it (the caller may stop early); timings as _complete."""
+        import llama_cpp
+
+        llama_cpp.llama_perf_context_reset(self._llama.ctx)
+        try:
+            for chunk in self._chat(messages, stream=True):
+                piece = chunk["choices"][0].get("delta", {}).get("content")
+                if piece:
+                    yield piece
+        finally:
+            self._record_timing(llama_cpp)
 
     def _chat(self, messages: Messages, **extra: Any) -> Any:
         """llama.cpp's chat completion at the configured temperature, seed and answer length."""
@@ -309,13 +316,7 @@ class LlamaCppLLM:
 
         llama_cpp.llama_perf_context_reset(self._llama.ctx)
         out = self._chat(messages, grammar=grammar)
-        perf = llama_cpp.llama_perf_context(self._llama.ctx)
-        self.last_timing = {
-            "prompt_ms": perf.t_p_eval_ms,
-            "prompt_tokens": perf.n_p_eval,
-            "gen_ms": perf.t_eval_ms,
-            "gen_tokens": perf.n_eval,
-        }
+        self._record_timing(llama_cpp)
         usage = out.get("usage") or {}
         self.last_usage = (int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
         choice = out["choices"][0]
@@ -323,6 +324,16 @@ class LlamaCppLLM:
         if choice.get("finish_reason") == "length":
             raise LLMOutputError(f"generation hit max_tokens ({self.max_tokens})", text)
         return text
+
+    def _record_timing(self, llama_cpp: Any) -> None:
+        """llama.cpp's own counts of the last call: prompt tokens it evaluated (a cached prefix is not), generated."""
+        perf = llama_cpp.llama_perf_context(self._llama.ctx)
+        self.last_timing = {
+            "prompt_ms": perf.t_p_eval_ms,
+            "prompt_tokens": perf.n_p_eval,
+            "gen_ms": perf.t_eval_ms,
+            "gen_tokens": perf.n_eval,
+        }
 
     def close(self) -> None:
         """Free the model's memory now rather than at garbage collection."""
