@@ -21,12 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import time
 from pathlib import Path
 from typing import Any
 
 from ripplecli.answer import typed_answer
 from ripplecli.answer.llm import llm_answer, llm_answer_json
+from ripplecli.answer.typed import question_type
 from ripplecli.api import Memory
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
 from ripplecli.eval.metrics import bleu1, percentile, token_f1
@@ -62,6 +64,7 @@ def recall_all(samples: list[Sample], picked: dict[str, list[Question]], out: Pa
             for q in picked[sample.sample_id]:
                 result = memory.recall(q.text, k=K, mode="ripple", as_of=sample.as_of, answer="none")
                 asked.append((q, result.evidence))
+    random.Random(14).shuffle(asked)  # a run cut short (a loaded machine) has still answered a fair subset
     return asked
 
 
@@ -92,6 +95,7 @@ def record(variant: str, q: Question, llm: Any, evidence: list[Evidence]) -> dic
         "conversation": q.conversation_id,
         "index": q.index,
         "category": q.category,
+        "type": question_type(q.text),
         "question": q.text,
         "gold": q.answer,
         "answer": result.scored,
@@ -168,12 +172,23 @@ def main() -> None:
     needs_model = any(v != "typed" for v in variants)
     llm = LlamaCppLLM(args.model, ModelOptions(n_threads=args.threads)) if needs_model else None
     tag = llm.name if llm else "rules"
+    results: dict[str, list[dict[str, Any]]] = {}
     for variant in variants:
         load_before = os.getloadavg()[0]
         rows = run_variant(variant, llm, asked, args.out / f"{tag if variant != 'typed' else 'rules'}-{variant}.jsonl")
         line = {"model": tag if variant != "typed" else "-", "variant": variant, **summary(rows)}
         line["load"] = f"{load_before:.2f}->{os.getloadavg()[0]:.2f}"
         print(json.dumps(line), flush=True)
+        results[variant] = rows
+    for variant in [v for v in variants if v != "typed" and "typed" in results]:
+        mixed = by_type(results["typed"], results[variant])
+        print(json.dumps({"model": tag, "variant": f"when:typed+{variant}", **summary(mixed)}), flush=True)
+
+
+def by_type(typed: list[dict[str, Any]], model: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What `--answer auto` choosing per question type would score: the rules for when-questions, else the model."""
+    rules = {(r["conversation"], r["index"]): r for r in typed}
+    return [rules[(r["conversation"], r["index"])] if question_type(r["question"]) == "when" else r for r in model]
 
 
 if __name__ == "__main__":

@@ -120,6 +120,7 @@ def test_answer_scoring_per_category_with_latency_and_tokens() -> None:
             "answer_seconds": 0.002,
             "prompt_tokens": 400,
             "generated_tokens": 6,
+            "first_token_seconds": 1.5,
         },
         {
             "category": 2,
@@ -136,6 +137,7 @@ def test_answer_scoring_per_category_with_latency_and_tokens() -> None:
     metrics = group_metrics(records, [10], 100)
     assert metrics["f1"] == 0.5 and metrics["answered"] == 2 and metrics["prompt_tokens"] == 200
     assert 2.0 <= metrics["answer_p50_ms"] <= 4.0 and answer_metrics([]) == {}
+    assert metrics["first_words_p50_ms"] == 1500.0  # only the streamed answer has first words
     adversarial = [{**records[1], "category": 5}, {**records[0], "category": 5}]
     assert abstention_rate(adversarial)["rate"] == 0.5
 
