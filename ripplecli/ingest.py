@@ -10,13 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-import numpy as np
-
 from ripplecli.config import Settings
 from ripplecli.cues import canonical_name
+from ripplecli.early_encoding import EarlyEncoder, Foreseen
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
-from ripplecli.model import Conversation, MemoryDraft, Session, Turn
+from ripplecli.model import Conversation, MemoryDraft, Session, Turn, Window
 from ripplecli.owner import OWNER, default_owner_name, owner_speaker, with_owner
 from ripplecli.store import queries, writes
 from ripplecli.store.browse import CUE_TABLES
@@ -94,6 +93,25 @@ def said_at(pending: PendingTurn) -> datetime | None:
     return pending.turn.said_at or pending.session.timestamp
 
 
+def _starts(pending: list[PendingTurn]) -> range:
+    """Where each batch of a conversation's new turns begins."""
+    return range(0, len(pending), BATCH_TURNS)
+
+
+def new_windows(
+    conv: Conversation, pending: list[PendingTurn], speakers: list[str], known: list[str], settings: Settings
+) -> list[Window]:
+    """The extraction windows over a batch of new turns, in their sessions, each knowing every speaker of the chat."""
+    from ripplecli.extract.windows import make_windows
+
+    new_sessions: dict[str, Session] = {}
+    for p in pending:
+        session = new_sessions.setdefault(p.session.session_id, Session(p.session.session_id, p.session.timestamp, []))
+        session.turns.append(p.turn)
+    fresh = Conversation(conv.conversation_id, list(new_sessions.values()), conv.title)
+    return list(make_windows(fresh, settings.window_turns, settings.window_overlap, known, speakers=speakers))
+
+
 class Ingestor:
     """Runs the write phase against one open store."""
 
@@ -106,7 +124,9 @@ class Ingestor:
         progress: Progress | None = None,
         linker=None,
         owner: str | None = None,
+        overlap: bool = True,
     ):
+        self.overlap = overlap  # encode ahead on a second thread while extracting (False: one after the other)
         self.store = store
         self.owner = owner  # the name the owner's turns are stored under (None: the name the export gives them)
         self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed
@@ -129,12 +149,15 @@ class Ingestor:
         total = sum(len(p) for _, p in plans)
         report.duplicates = sum(c.turn_count for c, _ in plans) - total - report.edited if plans else 0
         report.run_id = self.store.next_id("ingest_runs", "run_id")
+        batches = [(conv, pending[at : at + BATCH_TURNS]) for conv, pending in plans for at in _starts(pending)]
         done = 0
         self.progress(0, total)
-        for conv, pending in plans:
-            for start in range(0, len(pending), BATCH_TURNS):
-                batch = pending[start : start + BATCH_TURNS]
-                self._ingest_batch(conv, batch, report)
+        with EarlyEncoder(self.encoder, self.extractor, enabled=self.overlap) as early:
+            ahead = {0: self._encode_ahead(early, *batches[0])} if batches else {}
+            for number, (conv, batch) in enumerate(batches):
+                if number + 1 < len(batches):  # queued behind this batch's encoding: the encoder never waits
+                    ahead[number + 1] = self._encode_ahead(early, *batches[number + 1])
+                self._ingest_batch(conv, batch, report, early, ahead.pop(number))
                 done += len(batch)
                 self.progress(done, total)
         report.seconds = time.perf_counter() - started
@@ -167,11 +190,23 @@ class Ingestor:
             pending.append(PendingTurn(session, turn, next_position + len(pending), digest))
         return pending
 
-    def _ingest_batch(self, conv: Conversation, pending: list[PendingTurn], report: IngestReport) -> None:
+    def _encode_ahead(self, early: EarlyEncoder, conv: Conversation, pending: list[PendingTurn]) -> Foreseen | None:
+        """Start encoding a batch's restatements before its extraction (they depend only on turns and speakers)."""
+        speakers = self._speakers(conv)
+        return early.submit(lambda: new_windows(conv, pending, speakers, speakers, self.settings))
+
+    def _ingest_batch(
+        self,
+        conv: Conversation,
+        pending: list[PendingTurn],
+        report: IngestReport,
+        early: EarlyEncoder,
+        foreseen: Foreseen | None,
+    ) -> None:
         """Extract, encode, link and write one conversation's new turns in one transaction."""
         speakers = self._speakers(conv)
         drafts = self._extract(conv, pending, speakers)
-        vectors = self.encoder.encode([d.restatement for d in drafts]) if drafts else np.zeros((0, 1))
+        vectors = early.vectors(foreseen, [d.restatement for d in drafts])
         first_id = self.store.next_id("memories", "memory_id")
         ids = list(range(first_id, first_id + len(drafts)))
         positions = {p.turn.turn_id: p for p in pending}
@@ -221,19 +256,8 @@ class Ingestor:
 
     def _extract(self, conv: Conversation, pending: list[PendingTurn], speakers: list[str]) -> list[MemoryDraft]:
         """Run the extractor over windows of the new turns only, each knowing every speaker of the chat."""
-        from ripplecli.extract.windows import make_windows
-
-        new_sessions: dict[str, Session] = {}
-        for p in pending:
-            session = new_sessions.setdefault(
-                p.session.session_id, Session(p.session.session_id, p.session.timestamp, [])
-            )
-            session.turns.append(p.turn)
-        fresh = Conversation(conv.conversation_id, list(new_sessions.values()), conv.title)
         known = list(dict.fromkeys([*speakers, *self._stored_persons()]))  # names spaCy misses are still found
-        windows = list(
-            make_windows(fresh, self.settings.window_turns, self.settings.window_overlap, known, speakers=speakers)
-        )
+        windows = new_windows(conv, pending, speakers, known, self.settings)
         if hasattr(self.extractor, "extract_many"):
             per_window = self.extractor.extract_many(windows)
         else:

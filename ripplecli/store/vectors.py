@@ -135,7 +135,7 @@ class HnswIndex:
         missing = set(ids) - (self._labels - self._deleted)
         if missing:
             raise KeyError(f"no vector for memory ids {sorted(missing)[:5]}")
-        return np.asarray(self._index.get_items(list(ids), return_type="numpy"), dtype=np.float32)
+        return np.asarray(self._index.get_items(list(ids)), dtype=np.float32)  # a list of lists in older forks
 
     def rebuild(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         """Replace the contents with exactly these vectors (compacts deleted slots)."""
