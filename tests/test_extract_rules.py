@@ -116,13 +116,14 @@ def test_relative_times_at_the_calendar_edge_keep_every_turn_ungrounded(name: st
     assert all(not d.time_grounded and d.time_start.date() == day for d in drafts)
 
 
-def test_spacy_loads_without_importing_torch() -> None:
-    """torch costs seconds to import and is only for the one-time ONNX export; it must stay importable after."""
+def test_spacy_loads_without_importing_torch_or_its_command_line() -> None:
+    """torch costs seconds to import and is only for the one-time ONNX export, spaCy's command line (weasel,
+    requests) is never used by ripple; both must stay importable after."""
     code = (
         "import sys; from ripplecli.extract.nlp import load_nlp; nlp = load_nlp(); "
-        "assert 'torch' not in sys.modules, 'torch imported'; "
+        "assert not {'torch', 'spacy.cli', 'weasel'} & set(sys.modules), 'imported'; "
         "assert [t.lemma_ for t in nlp('Ana went hiking')] == ['Ana', 'go', 'hike']; "
-        "import torch; print('ok', torch.__name__)"
+        "import torch, spacy.cli; print('ok', torch.__name__, callable(spacy.cli.download))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and done.stdout.strip() == "ok torch", done.stderr
+    assert done.returncode == 0 and done.stdout.strip() == "ok torch True", done.stderr

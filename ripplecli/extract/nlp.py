@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Collection, Sequence
 from functools import cache
+from types import ModuleType
 from typing import Any
 
 from ripplecli.cues import canonical_name
@@ -28,19 +29,37 @@ def load_nlp(model: str = SPACY_MODEL) -> Any:
 
 
 def _import_spacy() -> Any:
-    """spaCy without torch: thinc imports torch whenever it is installed (~2.5 s) for layers this CPU pipeline
-    never uses. torch stays importable afterwards (the one-time ONNX export of the encoder needs it)."""
-    blocked = "torch" not in sys.modules
-    if blocked:
-        sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError meanwhile
+    """spaCy without torch and without its command line. thinc imports torch whenever it is installed (~2.5 s) for
+    layers this CPU pipeline never uses; torch stays importable afterwards (the one-time ONNX export of the encoder
+    needs it). spaCy's `__init__` imports `spacy.cli` (download, project and packaging commands: requests, weasel,
+    httpx; ~0.2 s CPU) only to re-export `spacy.info`; a stand-in serves that import, and a later `import spacy.cli`
+    still loads the real one."""
+    stand_ins = {"torch": None, **_cli_stand_ins()}
+    placed = [name for name in stand_ins if name not in sys.modules]
+    sys.modules.update({name: stand_ins[name] for name in placed})  # `import torch` raises ImportError meanwhile
     try:
         import spacy
     except ImportError as exc:
         raise ModelError("spaCy is not installed; install ripplecli with its dependencies") from exc
     finally:
-        if blocked and "torch" in sys.modules and sys.modules["torch"] is None:
-            del sys.modules["torch"]
+        for name in placed:
+            if sys.modules.get(name) is stand_ins[name]:
+                del sys.modules[name]
     return spacy
+
+
+def _cli_stand_ins() -> dict[str, ModuleType]:
+    """Empty `spacy.cli` and `spacy.cli.info` modules, the latter with the `info` that `spacy/__init__` re-exports."""
+    cli = ModuleType("spacy.cli")
+    cli.__path__ = []  # a package, so `spacy.cli.info` can be found under it
+    info = ModuleType("spacy.cli.info")
+    info.info = _no_info  # type: ignore[attr-defined]
+    return {"spacy.cli": cli, "spacy.cli.info": info}
+
+
+def _no_info(*args: Any, **kwargs: Any) -> None:
+    """`spacy.info` after the stand-in import: ripple never calls it (`python -m spacy info` still works)."""
+    raise RuntimeError("spacy.info is not available inside ripple; run `python -m spacy info`")
 
 
 def parse(texts: Sequence[str], familiar_names: Sequence[Collection[str]]) -> list[Any]:
