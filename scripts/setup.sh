@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up (or refresh) the project's virtual environment in .venv: CPU torch first, then ripple.
-#   bash scripts/setup.sh demo   what the main job needs (ingest, ask, graph): no llama.cpp, nothing to compile for it
+#   bash scripts/setup.sh demo   what the main job needs (ingest, ask, graph): no llama.cpp, nothing to compile on Python 3.11
 #   bash scripts/setup.sh [test] also the local-model runtime (llama-cpp-python, compiled on its first install),
 #                                the evaluation plot and the test tools: the `llm`, `eval` and `test` extras
 # Idempotent: stamps keyed by pyproject.toml and this script skip a finished set-up. The full stamp covers the

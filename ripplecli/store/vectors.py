@@ -10,7 +10,7 @@ import numpy as np
 
 try:
     import hnswlib
-except ImportError:  # the wheel-built copy of hnswlib 0.8 that ripple installs on Python 3.10-3.11 (no compiler)
+except ImportError:  # the wheel-built copy of hnswlib 0.8 that ripple installs on Python 3.11 (no compiler)
     import hnswlib_noderag as hnswlib  # same API, byte-identical index files
 
 from ripplecli.files import read_json_object, replace_atomically
