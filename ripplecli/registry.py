@@ -81,6 +81,7 @@ PLANNERS = Registry(  # ripple ask --planner NAME
     {
         "rules": "ripplecli.recall.planner:RulesPlanner",
         "llm": "ripplecli.recall.llm_planner:LLMPlanner",
+        "llm-free": "ripplecli.recall.llm_planner:FreeLLMPlanner",
     },
 )
 QUERIERS = Registry(  # who writes CABLE's antecedent queries

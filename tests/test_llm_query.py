@@ -59,11 +59,11 @@ def test_registered_and_every_list_bounded():
 
 def test_valid_output_keeps_known_persons_and_takes_concepts_from_the_rules(fake_llm):
     analyzer, log, cues = analyze(fake_llm(query_out()))
-    assert cues.text == "Alice and Maya went on a trip to a museum."
-    assert cues.persons[0] == "maya" and "zed" not in cues.persons
+    assert cues.text == QUESTION  # the views read the question; the restatement alone lowered recall
+    assert "zed" not in cues.persons
     assert set(cues.persons) == {"maya", "alice"}  # the rules' exact name matches stay
-    assert cues.concepts == ["trip", "museum"]  # matched in the restatement, never the model's own words
-    assert cues.keywords == ["alice", "maya", "go"]
+    assert cues.concepts == []  # the restatement's "trip" and "museum" are not words of the question
+    assert cues.keywords == ["alice", "maya"]  # "go" is no content word of the question
     assert cues.time_range == (datetime(2023, 5, 1), datetime(2023, 5, 31, 23, 59, 59))
     assert "persons the question does not name dropped: zed" in analyzer.last_failure
     assert log.calls[0].component == "query" and "zed" in log.calls[0].note
@@ -74,7 +74,7 @@ def test_the_prompt_carries_the_date_and_the_known_names(fake_llm):
     analyzer, _, _ = analyze(llm)
     user = llm.requests[0][0][-1]["content"]
     assert json.dumps(QUESTION) in user and "2023-06-02" in user
-    assert '"maya"' in user and '"louvre"' in user
+    assert '"maya"' in user and '"louvre"' not in user  # only names sharing a word with the question are shown
     assert analyzer.last_failure is None
 
 
@@ -87,7 +87,8 @@ def test_known_names_are_capped_mentioned_ones_first(fake_llm):
     user = llm.requests[0][0][-1]["content"]
     persons = json.loads(user.split("Known persons: ")[1].splitlines()[0])
     locations = json.loads(user.split("Known locations: ")[1])
-    assert persons[0] == "maya" and len(persons) + len(locations) <= MAX_NAMES and locations
+    assert persons == ["maya"] and locations == []  # the 120 others share no word with the question
+    assert len(persons) + len(locations) <= MAX_NAMES
 
 
 def test_invalid_json_is_retried_then_falls_back_to_the_rules(fake_llm):
@@ -102,7 +103,7 @@ def test_invalid_json_is_retried_then_falls_back_to_the_rules(fake_llm):
 def test_one_bad_reply_then_a_good_one_is_used(fake_llm):
     analyzer, log, cues = analyze(fake_llm('{"semantic_query": ""}', query_out(persons=["maya"])))
     assert [c.ok for c in log.calls] == [False, True] and "schema violation" in log.calls[0].error
-    assert cues.text.startswith("Alice and Maya") and analyzer.last_failure is None
+    assert cues.text == QUESTION and analyzer.last_failure is None
 
 
 def test_a_backend_error_falls_back(fake_llm):
@@ -255,7 +256,7 @@ def test_the_store_owner_stands_for_i_me_my(fake_llm):
     llm = fake_llm(query_out(persons=["Bob", "Alice"], time_range=None))
     analyzer = LLMQueryAnalyzer(llm, CallLog())
     cues = analyzer.analyze("Where did I meet Maya?", idx, AS_OF)
-    assert cues.persons == ["bob", "maya"]  # the owner (my) kept, Alice dropped, the rules' Maya kept
+    assert cues.persons == ["maya", "bob"]  # the rules' Maya kept, the owner (my) added, Alice dropped
     assert analyzer.last_failure == "persons the question does not name dropped: alice"
 
 
@@ -270,4 +271,11 @@ def test_concepts_come_only_from_the_store_cue_forms(fake_llm):
     out = query_out(persons=[], semantic_query="Alice went on a zeppelin trip.", keywords=["zeppelin", "alice"])
     _, _, cues = analyze(fake_llm(out), "Did Alice go on a trip in May 2023?")
     assert cues.concepts == ["trip"]  # "zeppelin" is the model's word, no cue form of the store
-    assert "zeppelin" in cues.keywords
+    assert cues.keywords == ["alice"]  # a keyword the question does not contain is no cue
+
+
+@pytest.mark.parametrize(("mode", "text"), [("restatement", "Alice went to Paris."), ("both", None)])
+def test_the_text_mode_chooses_what_the_views_read(fake_llm, monkeypatch, mode, text):
+    monkeypatch.setattr(LLMQueryAnalyzer, "text_mode", mode)
+    _, _, cues = analyze(fake_llm(query_out(semantic_query="Alice went to Paris.")))
+    assert cues.text == (text or f"{QUESTION} Alice went to Paris.")

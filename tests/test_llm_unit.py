@@ -12,8 +12,8 @@ from ripplecli.answer.llm import llm_answer
 from ripplecli.api import Memory
 from ripplecli.extract.llm import SOURCE_TURN_ITEMS, ExtractionOut, LLMExtractor
 from ripplecli.model import Turn, Window, WindowTurn
-from ripplecli.recall.llm_planner import LLMPlanner
-from ripplecli.recall.planner import Candidate
+from ripplecli.recall.llm_planner import FreeLLMPlanner, LLMPlanner
+from ripplecli.recall.planner import Candidate, RulesPlanner
 from ripplecli.recall.query import QueryCues
 from ripplecli.runtime.llm import CallLog, structured, with_enum
 from ripplecli.trace import Evidence, SourceRef
@@ -262,20 +262,41 @@ def plan_out(**changes) -> dict:
 CUES = QueryCues("Where did Alice go in May 2023?", ["alice", "go"], ["alice"], [], ["paris"])
 
 
-def test_llm_planner_uses_the_models_anchors_and_target(fake_llm):
+def check_out(proceed: bool = True, missing: list[str] | None = None) -> dict:
+    """The hybrid planner's reply."""
+    return {"continue": proceed, "missing": missing or []}
+
+
+def test_the_hybrid_planner_keeps_the_rules_plan_and_adds_a_missing_kind(fake_llm):
     log = CallLog()
-    plan = LLMPlanner(fake_llm(plan_out()), log).plan(CUES, candidates(), {"alice", "bob"})
-    assert plan.proceed and plan.anchors == [9] and plan.failure is None
-    assert plan.target.restatement == "Alice visited the Louvre in Paris."
-    assert plan.target.locations == ["louvre"] and plan.target.time_range[0] == datetime(2023, 5, 1)
-    assert log.calls[0].component == "planner"
+    llm = fake_llm(check_out(missing=["place"]))
+    cues = QueryCues("What did Alice do in May 2023?", ["alice"], ["alice"], [], ["paris"])
+    plan = LLMPlanner(llm, log).plan(cues, candidates(), {"alice", "bob"})
+    rules = RulesPlanner().plan(cues, candidates(), {"alice", "bob"})
+    assert plan.proceed and plan.anchors == rules.anchors and plan.missing == rules.missing
+    assert plan.target.restatement == rules.target.restatement and plan.target.wants == "place"
+    assert plan.failure is None and log.calls[0].component == "planner"
+    schema = llm.requests[0][1]
+    assert schema["properties"]["missing"]["items"] == {"enum": ["place"]}  # the rules' candidates only
+    assert schema["properties"]["missing"]["maxItems"] == 3
+    assert 'Candidates: ["place"]' in llm.requests[0][0][-1]["content"]
 
 
-def test_anchors_not_in_the_evidence_are_dropped_and_recorded(fake_llm):
-    plan = LLMPlanner(fake_llm(plan_out(anchors=[9, 77]))).plan(CUES, candidates(), set())
-    assert plan.anchors == [9] and "m77" in plan.failure
-    plan = LLMPlanner(fake_llm(plan_out(anchors=[77]))).plan(CUES, candidates(), set())
-    assert plan.anchors == [4, 9] and "rules anchors used" in plan.failure  # the rules' strongest seeds
+def test_the_hybrid_planner_offers_the_rules_missing_cues(fake_llm):
+    llm = fake_llm(check_out(missing=["louvre"]))
+    cues = QueryCues("Where did Alice see the Louvre?", ["alice"], ["alice"], ["louvre"], [], wants="place")
+    plan = LLMPlanner(llm).plan(cues, candidates(), {"alice", "bob"})
+    assert llm.requests[0][1]["properties"]["missing"]["items"] == {"enum": ["louvre"]}  # place: already wanted
+    assert plan.target.wants == "place" and plan.missing == ["location:louvre"]
+
+
+def test_the_hybrid_planner_stops_only_when_the_rules_miss_nothing(fake_llm):
+    plan = LLMPlanner(fake_llm(check_out(False))).plan(CUES, candidates(), set())
+    assert not plan.proceed and plan.failure is None  # the anchors carry every cue of the question
+    cues = QueryCues("Did Alice see the Louvre in Paris?", ["alice"], ["alice"], ["louvre"], ["paris"])
+    plan = LLMPlanner(fake_llm(check_out(False))).plan(cues, candidates(), {"alice", "bob"})
+    assert plan.proceed and plan.anchors == [4, 9] and plan.stop_reason is None
+    assert plan.failure == "the model's stop overruled: support still missing for location:louvre"
 
 
 def test_planner_failure_falls_back_to_the_rules(fake_llm):
@@ -285,19 +306,54 @@ def test_planner_failure_falls_back_to_the_rules(fake_llm):
     assert plan.failure.startswith("LLM planner failed") and "rules plan used" in plan.failure
 
 
-def test_planner_stop(fake_llm):
-    plan = LLMPlanner(fake_llm(plan_out(**{"continue": False, "stop_reason": "enough"}))).plan(
-        CUES, candidates(), set()
-    )
+# the free planner: anchors and target written by the model, gated
+def test_the_free_planner_uses_the_models_anchors_and_gated_target(fake_llm):
+    log = CallLog()
+    plan = FreeLLMPlanner(fake_llm(plan_out()), log).plan(CUES, candidates(), {"alice", "bob"})
+    assert plan.proceed and plan.anchors == [9]
+    assert plan.target.restatement == "Alice visited the Louvre in Paris."
+    assert plan.target.persons == ["alice"] and plan.target.time_range[0] == datetime(2023, 5, 1)
+    assert plan.target.locations == []  # the question never names the Louvre
+    assert plan.failure == "target locations the question does not name dropped: louvre"
+    assert log.calls[0].component == "planner"
+
+
+def test_the_free_planner_drops_a_target_person_and_time_the_question_does_not_state(fake_llm):
+    out = plan_out(target_persons=["Alice", "Zed"], target_locations=[], target_time_range=["2023-06-01", "2023-06-02"])
+    cues = QueryCues("Where did Alice go?", ["alice"], ["alice"], [], ["paris"])
+    plan = FreeLLMPlanner(fake_llm(out)).plan(cues, candidates(), {"alice", "bob"})
+    assert plan.target.persons == ["alice"] and plan.target.time_range is None
+    assert "target persons the question does not name dropped: zed" in plan.failure
+    assert "target time range 2023-06-01 … 2023-06-02 dropped: the question states no time" in plan.failure
+
+
+def test_the_free_planner_keeps_the_questions_own_time(fake_llm):
+    cues = QueryCues("Where did Alice go in May 2023?", ["alice"], ["alice"], [], ["paris"])
+    cues.time_range = (datetime(2023, 5, 1), datetime(2023, 5, 31, 23, 59, 59))
+    out = plan_out(target_locations=[], target_time_range=["2022-01-01", "2022-01-02"])
+    plan = FreeLLMPlanner(fake_llm(out)).plan(cues, candidates(), {"alice", "bob"})
+    assert plan.target.time_range == cues.time_range and plan.failure is None
+
+
+def test_anchors_not_in_the_evidence_are_dropped_and_recorded(fake_llm):
+    plan = FreeLLMPlanner(fake_llm(plan_out(anchors=[9, 77], target_locations=[]))).plan(CUES, candidates(), set())
+    assert plan.anchors == [9] and "m77" in plan.failure
+    plan = FreeLLMPlanner(fake_llm(plan_out(anchors=[77], target_locations=[]))).plan(CUES, candidates(), set())
+    assert plan.anchors == [4, 9] and "rules anchors used" in plan.failure  # the rules' strongest seeds
+
+
+def test_the_free_planner_stop_is_overruled_unless_the_rules_stop_too(fake_llm):
+    stop = plan_out(**{"continue": False, "stop_reason": "enough", "target_locations": []})
+    plan = FreeLLMPlanner(fake_llm(stop)).plan(CUES, candidates(), set())
     assert not plan.proceed and plan.stop_reason == "enough" and plan.failure is None  # nothing is missing
-
-
-def test_a_stop_with_support_missing_is_overruled_unless_the_rules_stop_too(fake_llm):
     cues = QueryCues("Did Alice see the Louvre in Paris?", ["alice"], ["alice"], ["louvre"], ["paris"])
-    stop = plan_out(**{"continue": False, "stop_reason": "enough", "anchors": []})
-    plan = LLMPlanner(fake_llm(stop)).plan(cues, candidates(), {"alice", "bob"})
+    stop = plan_out(
+        **{"continue": False, "stop_reason": "enough", "anchors": [], "target_locations": ["Louvre"]},
+        target_time_range=None,
+    )
+    plan = FreeLLMPlanner(fake_llm(stop)).plan(cues, candidates(), {"alice", "bob"})
     assert plan.proceed and plan.stop_reason is None and plan.anchors == [4, 9]  # the rules' anchors
-    assert plan.missing == ["location:louvre"]
+    assert plan.missing == ["location:louvre"] and plan.target.locations == ["louvre"]
     assert plan.failure == "the model's stop ('enough') overruled: support still missing for location:louvre"
 
 
@@ -444,7 +500,7 @@ def test_recall_with_llm_planner_and_answer_traces_the_calls(tmp_path, fake_sett
         memory.configure(fake_settings)
         memory._llm = fake_llm(plan_out(anchors=[1, 999]), "Paris [m1]")
         memory.ingest(chat_file(tmp_path), extractor="rules")
-        result = memory.recall("Where did Alice go?", k=5, planner="llm", answer="llm")
+        result = memory.recall("Where did Alice go?", k=5, planner="llm-free", answer="llm")
     calls = result.trace.llm_calls
     assert [c["component"] for c in calls] == ["planner", "answer"]
     assert all({"tokens_in", "tokens_out", "seconds"} <= c.keys() for c in calls)
@@ -490,7 +546,7 @@ def test_an_overruled_stop_is_in_the_trace(tmp_path, fake_settings, fake_llm):
     turns = [{"speaker": s, "text": t} for s, t in [*TURNS, *bought]]
     path = tmp_path / "shop.json"
     path.write_text(json.dumps({"conversation_id": "shop", "sessions": [{"id": "1", "turns": turns}]}))
-    stop = plan_out(**{"continue": False, "stop_reason": "enough", "anchors": [1]})
+    stop = check_out(False)
     with Memory(tmp_path / "store") as memory:
         memory.configure(fake_settings)
         memory.ingest(path, extractor="rules")
@@ -498,5 +554,5 @@ def test_an_overruled_stop_is_in_the_trace(tmp_path, fake_settings, fake_llm):
         result = memory.recall("Did Carol buy a violin, a piano, a guitar and a drum?", k=5, planner="llm")
     first = result.trace.rounds[0].planner
     assert first.decision == "continue" and first.stop_reason is None and first.missing
-    assert first.failure == f"the model's stop ('enough') overruled: support still missing for {first.missing[0]}"
+    assert first.failure.startswith(f"the model's stop overruled: support still missing for {first.missing[0]}")
     assert result.to_dict()["trace"]["rounds"][0]["planner"]["failure"] == first.failure

@@ -261,8 +261,11 @@ def grow_sessions(ctx: RecallContext) -> Growth:
 
 
 def _with_wanted_kind(ctx: RecallContext, growth: Growth) -> Growth:
-    """A question that asks for a kind of memory (places) gets more of that kind, from other sessions too."""
-    wants = ctx.cues.wants
+    """A question that asks for a kind of memory (places) gets more of that kind, from other sessions too.
+
+    The kind comes from the question's words, else from a planner that judged it still missing (the model planner)."""
+    planned = (r.planner.target.wants for r in growth.rounds or [] if r.planner.target)
+    wants = ctx.cues.wants or next((w for w in planned if w), None)
     holds = WANTED_KINDS.get(wants or "")
     if wants is None or holds is None:  # no kind asked for, or one this store cannot tell (an analyzer's own kinds)
         return growth

@@ -1,0 +1,332 @@
+"""Each local-model component against the rules, with a real GGUF model (issue 18): query analysis, the planners,
+extraction and CABLE's model querier/verifier. Per component: evidence recall@10/@30 against the rules on the same
+questions (mean and per-question gains/losses), model calls, tokens in/out, seconds, failures, fallbacks and gate
+drops; for the analyzer also the cues it returned that the question does not contain (the target is 0).
+
+    flock /tmp/llm.lock nice -n 5 /work/main/.venv/bin/python bench/llm_components.py --model PATH \
+        [--questions 30] [--held-out 15] [--turns 150] [--cable-turns 60] [--components analyzer,planner,...]
+
+Questions: a seeded draw of categories 1-4 from conv-26/30/41 (used to tune the prompts) and a held-out draw from
+conv-42/43, reported apart, each asked of a rules-built store of its conversation (built once into --stores).
+Extraction: the first --turns turns of --conversation ingested by the model and by the rules, recall over the
+questions whose gold turns all lie in the slice. CABLE: the same on --cable-turns turns, links by the rules and by
+the model, asked in ripple+cable mode. The analyzer is called once per question; its text modes reuse that reply.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ripplecli.api import Memory
+from ripplecli.cues import canonical_name, content_tokens
+from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
+from ripplecli.eval.metrics import evidence_recall
+from ripplecli.model import Conversation, Session
+from ripplecli.recall.llm_query import TEXT_MODES, LLMQueryAnalyzer
+from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions
+from ripplecli.timewords import names, states_time
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
+TUNING = ("conv-26", "conv-30", "conv-41")
+HELD_OUT = ("conv-42", "conv-43")
+KS = (10, 30)
+COMPONENTS = ("analyzer", "planner", "planner-free", "extract", "cable")
+
+
+class CachedLLM:
+    """The model behind a reply cache: a second recall that sends the same prompt (another text mode) costs nothing."""
+
+    def __init__(self, llm: LlamaCppLLM):
+        self.llm = llm
+        self.cache: dict[str, tuple[dict, tuple[int, int] | None]] = {}
+        self.last_usage: tuple[int, int] | None = None
+        self.raw: list[dict] = []  # every reply, for the cue audit
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.llm, name)
+
+    def generate_json(self, messages, schema):
+        """The model's reply, from the cache when this exact request was made before."""
+        key = json.dumps([messages, schema], sort_keys=True)
+        if key not in self.cache:
+            self.cache[key] = (self.llm.generate_json(messages, schema), self.llm.last_usage)
+        data, self.last_usage = self.cache[key]
+        self.raw.append(data)
+        return data
+
+    def generate_text(self, messages):
+        return self.llm.generate_text(messages)
+
+
+# --- data ----------------------------------------------------------------------------------------------------
+def draw(samples: list[Sample], ids: tuple[str, ...], count: int, seed: int) -> list[tuple[Sample, Question]]:
+    """A seeded draw of asked questions (categories 1-4, with gold turns) from these conversations."""
+    pool = [
+        (s, q) for s in samples if s.sample_id in ids for q in s.questions if q.category in ASKED_CATEGORIES and q.gold
+    ]
+    return random.Random(seed).sample(pool, min(count, len(pool)))
+
+
+def rules_store(stores: Path, sample: Sample) -> Memory:
+    """The rules-built store of one conversation, built on first use and reused across runs."""
+    memory = Memory(stores / sample.sample_id)
+    if memory.store.count("memories") == 0:
+        memory.ingest_conversations([sample.conversation], label=sample.sample_id, content_hash=sample.content_hash)
+    return memory
+
+
+def head(sample: Sample, turns: int) -> Conversation:
+    """The conversation's first `turns` turns, sessions kept."""
+    kept, sessions = 0, []
+    for s in sample.conversation.sessions:
+        chosen = s.turns[: max(turns - kept, 0)]
+        kept += len(chosen)
+        if chosen:
+            sessions.append(Session(s.session_id, s.timestamp, chosen))
+    return Conversation(sample.conversation.conversation_id, sessions)
+
+
+# --- one recall ----------------------------------------------------------------------------------------------
+def recall_at(memory: Memory, sample: Sample, question: Question, **options: Any) -> dict[str, Any]:
+    """Recall@K of one question, the model calls it made and its trace's fallback notes."""
+    result = memory.recall(question.text, k=max(KS), as_of=sample.as_of, answer="none", **options)
+    turns = [e.source_turns for e in result.evidence]
+    trace = result.trace
+    notes = [trace.query_cues.failure] + [r.planner.failure for r in trace.rounds or []]
+    return {
+        **{f"r{k}": evidence_recall(question.gold, turns, k) for k in KS},
+        "calls": trace.llm_calls or [],
+        "notes": [n for n in notes if n],
+        "cues": trace.query_cues,
+    }
+
+
+def not_in_question(cues: Any, question: str, rules_concepts: set[str]) -> list[str]:
+    """Cues of the analyzer's output that the question does not contain (names, concepts, keywords, a time)."""
+    words = set(content_tokens(question))
+    owner = canonical_name(cues.owner) if cues.owner else None
+    out = [f"person:{p}" for p in cues.persons if not names(question, p) and p != owner]
+    out += [f"location:{x}" for x in cues.locations if not names(question, x)]
+    out += [f"concept:{c}" for c in cues.concepts if c not in rules_concepts]
+    out += [f"keyword:{k}" for k in cues.keywords if not set(content_tokens(k)) <= words]
+    if cues.time_range and not states_time(question):
+        out.append("time")
+    return out
+
+
+def raw_guesses(reply: dict, question: str) -> int:
+    """Persons, places and a time the model's raw reply names that the question does not (before the gates)."""
+    guessed = [p for p in reply.get("persons", []) + reply.get("locations", []) if not names(question, p)]
+    return len(guessed) + int(bool(reply.get("time_range")) and not states_time(question))
+
+
+# --- summaries -----------------------------------------------------------------------------------------------
+def compare(base: list[dict], runs: list[dict]) -> dict[str, Any]:
+    """Mean recall of both, per-question gains and losses at each K."""
+    out: dict[str, Any] = {"questions": len(runs)}
+    for k in KS:
+        key = f"r{k}"
+        out[f"rules@{k}"] = round(statistics.fmean(b[key] for b in base), 3) if base else None
+        out[f"model@{k}"] = round(statistics.fmean(r[key] for r in runs), 3) if runs else None
+        out[f"+/-@{k}"] = (
+            sum(r[key] > b[key] + 1e-9 for b, r in zip(base, runs, strict=True)),
+            sum(r[key] < b[key] - 1e-9 for b, r in zip(base, runs, strict=True)),
+        )
+    return out
+
+
+def costs(calls: list[dict], asks: int) -> dict[str, Any]:
+    """Model calls per ask, tokens in/out per call, seconds per ask, failed calls."""
+    if not calls:
+        return {"calls": 0}
+    return {
+        "calls": len(calls),
+        "failed_calls": sum(not c.get("ok", True) for c in calls),
+        "tokens_in_per_call": round(statistics.fmean(c["tokens_in"] for c in calls)),
+        "tokens_out_per_call": round(statistics.fmean(c["tokens_out"] for c in calls)),
+        "seconds_per_ask": round(sum(c["seconds"] for c in calls) / max(asks, 1), 2),
+        "seconds_p50_call": round(statistics.median(c["seconds"] for c in calls), 2),
+    }
+
+
+def notes_summary(runs: list[dict]) -> dict[str, int]:
+    """How often the trace recorded a fallback, a gate drop or an overruled stop."""
+    text = [n for r in runs for n in r["notes"]]
+    return {
+        "fallbacks": sum("failed" in n for n in text),
+        "gate_drops": sum(n.count("dropped") for n in text),
+        "stops_overruled": sum("overruled" in n for n in text),
+        "asks_with_a_note": sum(bool(r["notes"]) for r in runs),
+    }
+
+
+# --- components ----------------------------------------------------------------------------------------------
+def question_components(
+    llm: CachedLLM, draws: dict[str, list], stores: Path, wanted: set[str], log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Analyzer (every text mode), hybrid and free planner on each question set."""
+    report: dict[str, Any] = {}
+    for split, pairs in draws.items():
+        memories: dict[str, Memory] = {}
+        base, runs, audit = [], {}, {"cues_not_in_question": 0, "examples": [], "raw_guesses": 0}
+        for number, (sample, q) in enumerate(pairs, 1):
+            if sample.sample_id not in memories:
+                memories[sample.sample_id] = rules_store(stores, sample)
+            memory = memories[sample.sample_id]
+            memory._llm = llm
+            rules = recall_at(memory, sample, q)
+            base.append(rules)
+            if "analyzer" in wanted:
+                for mode in TEXT_MODES:
+                    LLMQueryAnalyzer.text_mode = mode
+                    llm.raw.clear()
+                    run = recall_at(memory, sample, q, analyzer="llm")
+                    if mode != TEXT_MODES[0]:
+                        run["calls"] = []  # the reply came from the cache: its cost is the first mode's
+                    else:
+                        extra = not_in_question(run["cues"], q.text, set(rules["cues"].concepts))
+                        audit["cues_not_in_question"] += len(extra)
+                        audit["examples"] += [f"{q.text} -> {e}" for e in extra][:3]
+                        audit["raw_guesses"] += sum(raw_guesses(r, q.text) for r in llm.raw)
+                    runs.setdefault(f"analyzer:{mode}", []).append(run)
+                LLMQueryAnalyzer.text_mode = TEXT_MODES[0]
+            for planner in ("planner", "planner-free"):
+                if planner in wanted:
+                    name = "llm" if planner == "planner" else "llm-free"
+                    runs.setdefault(planner, []).append(recall_at(memory, sample, q, planner=name))
+            log(f"{split} {number}/{len(pairs)}")
+        for memory in memories.values():
+            memory.close()
+        report[split] = {
+            name: {
+                **compare(base, rs),
+                **costs([c for r in rs for c in r["calls"]], len(rs)),
+                **notes_summary(rs),
+            }
+            for name, rs in runs.items()
+        }
+        if "analyzer" in wanted:
+            report[split]["analyzer_audit"] = {**audit, "examples": audit["examples"][:8]}
+    return report
+
+
+def slice_questions(sample: Sample, conv: Conversation) -> list[Question]:
+    """The asked questions whose gold turns all lie in the slice."""
+    turns = {t.turn_id for s in conv.sessions for t in s.turns}
+    return [q for q in sample.questions if q.category in ASKED_CATEGORIES and q.gold and set(q.gold) <= turns]
+
+
+def extraction(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, Any]:
+    """The slice ingested by the model and by the rules; recall over the slice's questions with rules recall."""
+    conv = head(sample, turns)
+    questions = slice_questions(sample, conv)
+    out: dict[str, Any] = {"turns": sum(len(s.turns) for s in conv.sessions), "questions": len(questions)}
+    results = {}
+    for name in ("rules", "llm"):
+        memory = Memory(tmp / f"extract-{name}")
+        memory._llm = llm
+        started = time.perf_counter()
+        memory.ingest_conversations([conv], label="slice", extractor=name)
+        seconds = time.perf_counter() - started
+        stages = dict(memory.store.con.execute("SELECT stage, count(*) FROM failures GROUP BY stage").fetchall())
+        results[name] = [recall_at(memory, sample, q) for q in questions]
+        out[name] = {"memories": memory.store.count("memories"), "ingest_seconds": round(seconds, 1), **stages}
+        memory.close()
+    out["recall"] = compare(results["rules"], results["llm"])
+    return out
+
+
+def cable(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, Any]:
+    """CABLE links on the slice by the rules and by the model; recall in ripple+cable mode over its questions."""
+    from ripplecli.graph.antecedents import LLMQuerier
+    from ripplecli.graph.verifiers import LLMVerifier
+
+    conv = head(sample, turns)
+    questions = slice_questions(sample, conv)
+    out: dict[str, Any] = {"turns": sum(len(s.turns) for s in conv.sessions), "questions": len(questions)}
+    results = {}
+    for links in ("cable", "cable-llm"):
+        memory = Memory(tmp / f"{links}")
+        memory._llm = llm
+        memory.ingest_conversations([conv], label="slice")
+        linker = memory._linker(links)
+        started = time.perf_counter()
+        report = linker.backfill()
+        seconds = time.perf_counter() - started
+        calls = []
+        for part in (linker.querier, linker.verifier):
+            if isinstance(part, LLMQuerier | LLMVerifier):
+                calls += part.log.to_list()
+        results[links] = [recall_at(memory, sample, q, mode="ripple+cable") for q in questions]
+        edges = memory.store.con.execute("SELECT count(*) FROM edges WHERE channel = 'antecedent'").fetchone()[0]
+        out[links] = {"links": edges, "seconds": round(seconds, 1), "memories": report.memories, **costs(calls, 1)}
+        memory.close()
+    out["recall"] = compare(results["cable"], results["cable-llm"])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--questions", type=int, default=30, help="tuning questions (conv-26/30/41)")
+    parser.add_argument("--held-out", type=int, default=15, help="held-out questions (conv-42/43)")
+    parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--conversation", default="conv-30", help="extraction and CABLE slice")
+    parser.add_argument("--turns", type=int, default=150, help="extraction slice")
+    parser.add_argument("--cable-turns", type=int, default=60)
+    parser.add_argument("--components", default=",".join(COMPONENTS))
+    parser.add_argument("--stores", type=Path, default=Path(tempfile.gettempdir()) / "ripple-bench-components")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
+    args = parser.parse_args()
+    wanted = set(args.components.split(","))
+    started = time.perf_counter()
+
+    def log(line: str) -> None:
+        print(f"[{time.perf_counter() - started:6.0f}s] {line}", flush=True)
+
+    model = LlamaCppLLM(args.model, ModelOptions(n_ctx=4096, max_tokens=512, n_threads=args.threads))
+    llm = CachedLLM(model)
+    samples = load_samples(args.data, [*TUNING, *HELD_OUT])
+    report: dict[str, Any] = {
+        "model": args.model.name,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_at_start": round(os.getloadavg()[0], 1),
+        "threads": args.threads,
+    }
+    args.stores.mkdir(parents=True, exist_ok=True)
+    draws = {
+        "tuning": draw(samples, TUNING, args.questions, args.seed),
+        "held_out": draw(samples, HELD_OUT, args.held_out, args.seed),
+    }
+    if wanted & {"analyzer", "planner", "planner-free"}:
+        report["questions"] = question_components(llm, draws, args.stores, wanted, log)
+    (sample,) = [s for s in samples if s.sample_id == args.conversation]
+    with tempfile.TemporaryDirectory(prefix="ripple-bench-components-") as tmp:
+        if "extract" in wanted:
+            report["extract"] = extraction(llm, sample, args.turns, Path(tmp))
+            log("extraction done")
+        if "cable" in wanted:
+            report["cable"] = cable(llm, sample, args.cable_turns, Path(tmp))
+            log("cable done")
+    report["load_at_end"] = round(os.getloadavg()[0], 1)
+    report["wall_seconds"] = round(time.perf_counter() - started)
+    text = json.dumps(report, indent=2, default=str)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
