@@ -279,3 +279,33 @@ def test_the_text_mode_chooses_what_the_views_read(fake_llm, monkeypatch, mode, 
     monkeypatch.setattr(LLMQueryAnalyzer, "text_mode", mode)
     _, _, cues = analyze(fake_llm(query_out(semantic_query="Alice went to Paris.")))
     assert cues.text == (text or f"{QUESTION} Alice went to Paris.")
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+def test_ask_with_the_model_analyzer_and_planner_through_smollm2(tmp_path, fake_settings, smollm2, monkeypatch):
+    """The mechanics end to end through llama.cpp: both model steps run, are traced, and their gates hold."""
+    from ripplecli.cli import app
+
+    monkeypatch.setenv("RIPPLE_CONFIG", str(tmp_path / "config.json"))
+    store = tmp_path / "store"
+    with Memory(store) as memory:
+        memory.configure(fake_settings)
+        memory.ingest(chat_file(tmp_path), extractor="rules")
+    question = "Where did Alice go with Maya?"
+    args = ["ask", question, "--analyzer", "llm", "--planner", "llm", "--no-answer", "--json"]
+    result = CliRunner().invoke(app, [*args, "--store", str(store), "--model", str(smollm2)])
+    assert result.exit_code == 0, result.output
+    trace = json.loads(result.output)["trace"]
+    calls = trace["llm_calls"]
+    assert calls[0]["component"] == "query" and "planner" in {c["component"] for c in calls}
+    assert all(c["tokens_in"] > 0 and c["seconds"] > 0 for c in calls)
+    cues = trace["query_cues"]
+    assert set(cues["persons"]) | set(cues["locations"]) <= {"alice", "maya"}  # only what the question names
+    assert cues["text"] == question and cues.get("time_range") is None  # the question states no time
+    failure = cues.get("failure")
+    assert failure is None or "dropped" in failure or "rules cues used" in failure or "shares no word" in failure
+    plan = trace["rounds"][0]["planner"]
+    seeds = {row["id"] for rows in trace["seeds"].values() for row in rows}
+    assert plan["decision"] in ("continue", "stop") and {a["id"] for a in plan["anchors"]} <= seeds
+    assert plan.get("failure") is None or "overruled" in plan["failure"] or "rules plan used" in plan["failure"]
