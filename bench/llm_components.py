@@ -41,6 +41,7 @@ TUNING = ("conv-26", "conv-30", "conv-41")
 HELD_OUT = ("conv-42", "conv-43")
 KS = (10, 30)
 COMPONENTS = ("analyzer", "planner", "planner-free", "extract", "cable")
+STAGE_COMPONENTS = {"questions": {"analyzer", "planner", "planner-free"}, "extract": {"extract"}, "cable": {"cable"}}
 
 
 class CachedLLM:
@@ -310,22 +311,31 @@ def main() -> None:
         "tuning": draw(samples, TUNING, args.questions, args.seed),
         "held_out": draw(samples, HELD_OUT, args.held_out, args.seed),
     }
-    if wanted & {"analyzer", "planner", "planner-free"}:
-        report["questions"] = question_components(llm, draws, args.stores, wanted, log)
     (sample,) = [s for s in samples if s.sample_id == args.conversation]
     with tempfile.TemporaryDirectory(prefix="ripple-bench-components-") as tmp:
-        if "extract" in wanted:
-            report["extract"] = extraction(llm, sample, args.turns, Path(tmp))
-            log("extraction done")
-        if "cable" in wanted:
-            report["cable"] = cable(llm, sample, args.cable_turns, Path(tmp))
-            log("cable done")
-    report["load_at_end"] = round(os.getloadavg()[0], 1)
+        stages: dict[str, Callable[[], dict[str, Any]]] = {
+            "questions": lambda: question_components(llm, draws, args.stores, wanted, log),
+            "extract": lambda: extraction(llm, sample, args.turns, Path(tmp)),
+            "cable": lambda: cable(llm, sample, args.cable_turns, Path(tmp)),
+        }
+        for stage, run in stages.items():
+            if not wanted & STAGE_COMPONENTS[stage]:
+                continue
+            try:
+                report[stage] = run()
+            except Exception as exc:  # a later stage's crash must not lose the earlier stages' figures
+                report[stage] = {"error": f"{type(exc).__name__}: {exc}"}
+            log(f"{stage} done")
+            save(report, args.out, started)
+    print(json.dumps(report, indent=2, default=str))
+
+
+def save(report: dict[str, Any], out: Path | None, started: float) -> None:
+    """The report so far, with the load and wall time at this point."""
+    report["load_now"] = round(os.getloadavg()[0], 1)
     report["wall_seconds"] = round(time.perf_counter() - started)
-    text = json.dumps(report, indent=2, default=str)
-    print(text)
-    if args.out:
-        args.out.write_text(text)
+    if out:
+        out.write_text(json.dumps(report, indent=2, default=str))
 
 
 if __name__ == "__main__":
