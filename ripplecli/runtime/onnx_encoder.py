@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from ripplecli.config import cache_home, force_offline
 from ripplecli.errors import ModelError
 from ripplecli.files import read_json_object, replace_atomically
 from ripplecli.runtime.encoders import model_dir, model_name
+from ripplecli.runtime.onnx_session import open_session
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class OnnxEncoder:
         _require_mean_pooling(folder)
         self.name = model_name(model) + self.suffix
         self.dim = int(_read_json(folder / "config.json")["hidden_size"])
-        self._session = _open_session(self.model_file(folder))
+        self._session = open_session(self.model_file(folder))
         self._input_names = [node.name for node in self._session.get_inputs()]
         self._tokenizer = _load_tokenizer(folder)
         self._pad_id = _pad_id(folder, self._tokenizer)
@@ -181,17 +181,6 @@ def _pools_by_mean(config: dict) -> bool:
         return config["pooling_mode"] == "mean"
     enabled = {key for key, value in config.items() if key.startswith("pooling_mode") and value is True}
     return enabled == {"pooling_mode_mean_tokens"}
-
-
-def _open_session(path: Path):
-    """An onnxruntime CPU session using every core, with graph optimisations on."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = os.cpu_count() or 1
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning threads starve a busy laptop
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 def _load_tokenizer(folder: Path):
