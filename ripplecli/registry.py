@@ -62,6 +62,24 @@ ENCODERS = Registry(
         "sentence-transformers": "ripplecli.runtime.st_encoder:SentenceTransformerEncoder",
     },
 )
+# ripple ingest --format NAME -> the reader module's FORMAT (a ChatFormat: its signature, its parser, what it reads);
+# auto-detection (ripplecli.formats.load) tries the signatures in this order. A new reader is one module declaring
+# FORMAT and one line here.
+FORMATS = Registry(
+    "format",
+    {
+        "native": "ripplecli.formats.native:FORMAT",
+        "locomo": "ripplecli.formats.locomo:FORMAT",
+        "longmemeval": "ripplecli.formats.longmemeval:FORMAT",
+        "chatgpt": "ripplecli.formats.chatgpt:FORMAT",
+        "claude": "ripplecli.formats.claude:FORMAT",
+        "discord": "ripplecli.formats.discord:FORMAT",
+        "telegram": "ripplecli.formats.telegram:FORMAT",
+        "whatsapp": "ripplecli.formats.whatsapp:FORMAT",
+        "slack": "ripplecli.formats.slack:FORMAT",
+        "notes": "ripplecli.formats.notes:FORMAT",
+    },
+)
 EXTRACTORS = Registry(  # ripple ingest --extractor NAME
     "extractor",
     {

@@ -8,9 +8,8 @@ from typing import Any
 
 import typer
 
-from ripplecli.formats.load import FORMATS
 from ripplecli.recall.modes import MODES
-from ripplecli.registry import ANSWER_MODES, EVAL_ANSWERS, EXTRACTORS, LINKS, PLANNERS, QUERY_ANALYZERS
+from ripplecli.registry import ANSWER_MODES, EVAL_ANSWERS, EXTRACTORS, FORMATS, LINKS, PLANNERS, QUERY_ANALYZERS
 
 # (command, option) -> the names it accepts, in the order help lists them.
 CHOICES: dict[tuple[str, str], list[str]] = {

@@ -12,25 +12,7 @@ from ripplecli.errors import InputError
 from ripplecli.formats.fields import ChatFormat, Keys, ShapeError, json_path, json_type, quote
 from ripplecli.formats.text import TextDoc, Tree
 from ripplecli.model import Conversation
-from ripplecli.registry import Registry
-
-# --format NAME -> the reader module's FORMAT (a ChatFormat: its signature, its parser, what it reads);
-# auto-detection tries the signatures in this order. A new reader is one module declaring FORMAT and one line here.
-FORMATS = Registry(
-    "format",
-    {
-        "native": "ripplecli.formats.native:FORMAT",
-        "locomo": "ripplecli.formats.locomo:FORMAT",
-        "longmemeval": "ripplecli.formats.longmemeval:FORMAT",
-        "chatgpt": "ripplecli.formats.chatgpt:FORMAT",
-        "claude": "ripplecli.formats.claude:FORMAT",
-        "discord": "ripplecli.formats.discord:FORMAT",
-        "telegram": "ripplecli.formats.telegram:FORMAT",
-        "whatsapp": "ripplecli.formats.whatsapp:FORMAT",
-        "slack": "ripplecli.formats.slack:FORMAT",
-        "notes": "ripplecli.formats.notes:FORMAT",
-    },
-)
+from ripplecli.registry import FORMATS
 
 NOTE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})
 READABLE_SUFFIXES = NOTE_SUFFIXES | {".json"}
