@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ripplecli import __version__
-from ripplecli.cli import lazy_help
+from ripplecli.cli import coercion, lazy_help
 from ripplecli.cli.ask import ask
 from ripplecli.cli.common import show_flags_as_flags
 from ripplecli.cli.config import config_app
@@ -22,6 +22,7 @@ from ripplecli.cli.models import models
 
 show_flags_as_flags()
 lazy_help.install()
+coercion.install()
 app = typer.Typer(
     name="ripple",
     help="ripple: a local-first memory for your conversations, with associative recall.",
