@@ -73,7 +73,12 @@ def test_save_leaves_no_temp_files(filled, tmp_path):
     index, _ = filled
     index.save(version=1)
     index.save(version=2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["vectors.hnsw", "vectors.hnsw.meta.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "vectors.hnsw",
+        "vectors.hnsw.links.json",  # the sidecar of the mapped search (tests/test_mapped_index.py)
+        "vectors.hnsw.links.npy",
+        "vectors.hnsw.meta.json",
+    ]
 
 
 def test_open_missing_is_empty(tmp_path):

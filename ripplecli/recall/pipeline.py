@@ -76,14 +76,19 @@ class Recaller:
         current = self._index
         if current is None or (refresh and current.version != self.store.version("memories")):
             on_demand = self.on_demand == "always" or (self.on_demand == "first" and not whole)
-            self._index = RecallIndex.open(self.store) if on_demand else RecallIndex.load(self.store)
+            self._index = RecallIndex.open(self.store) if on_demand else self._load_whole()
         elif refresh and current.lazy and self.on_demand == "first":
-            self._index = RecallIndex.load(self.store)
+            self._index = self._load_whole()
         return self._index
 
     def warm(self) -> None:
         """Load the recall maps whole now (a long-lived process), instead of on its second question."""
-        self._index = RecallIndex.load(self.store)
+        self._index = self._load_whole()
+
+    def _load_whole(self) -> RecallIndex:
+        """The recall maps and the vector index in memory, for a process that asks again."""
+        self.store.vector_index(whole=True)
+        return RecallIndex.load(self.store)
 
     def recall(
         self,

@@ -178,6 +178,9 @@ class Store:
         if (vectors.get("version"), vectors.get("count")) != (self.version("vectors"), count) and (count or vectors):
             self._vectors = None
             self.vector_index()
+        from ripplecli.store.vectors import ensure_links
+
+        ensure_links(self.path / VECTOR_FILE)  # a store saved by an older ripple gets the readers' sidecar once
 
     def compact(self, clear_meta: str | None = None) -> None:
         """Rewrite the database into a fresh file and swap it in: deleted rows linger in DuckDB's free blocks.
@@ -297,11 +300,16 @@ class Store:
         self.set_meta(f"{table}_high_water", highest)
 
     # --- derived indexes ---------------------------------------------------------------------
-    def vector_index(self) -> VectorIndex:
-        """The hnswlib index, rebuilt from the vectors table when its count or version disagrees."""
-        if self._vectors is None:
-            from ripplecli.store.vectors import HnswIndex
+    def vector_index(self, whole: bool = False) -> VectorIndex:
+        """The hnswlib index, rebuilt from the vectors table when its count or version disagrees.
 
+        A read-only store first searches the saved file in place (a one-shot ask reads a few pages of it, whatever
+        the store's size); `whole` loads it into memory instead, for a process that will ask many questions."""
+        from ripplecli.store.vectors import HnswIndex
+
+        if self._vectors is None and self.read_only and not whole:
+            self._vectors = self._mapped_vector_index()
+        if self._vectors is None or (whole and not isinstance(self._vectors, HnswIndex)):
             dim = self.encoder_dim
             index = HnswIndex.open(self.path / VECTOR_FILE, dim)
             count = self.count("vectors")
@@ -312,6 +320,16 @@ class Store:
                 self._fill_from_table(index)
             self._vectors = index
         return self._vectors
+
+    def _mapped_vector_index(self) -> VectorIndex | None:
+        """The saved index searched in place, when it is current; else None."""
+        from ripplecli.store.vectors import MappedIndex
+
+        mapped = MappedIndex.open(self.path / VECTOR_FILE, self.encoder_dim)
+        saved = mapped.meta if mapped is not None else None
+        if saved is None or (saved["count"], saved["version"]) != (self.count("vectors"), self.version("vectors")):
+            return None
+        return mapped
 
     def rebuild_vector_index(self) -> None:
         """Rebuild the hnswlib index from the vectors table and save it: no deleted slot (or its bytes) survives."""

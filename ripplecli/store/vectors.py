@@ -15,6 +15,7 @@ except ImportError:  # the wheel-built copy of hnswlib 0.8 that ripple installs 
 
 from ripplecli.files import read_json_object, replace_atomically
 from ripplecli.protocols import Hits
+from ripplecli.store.hnsw_map import MappedHnsw, build_links, links_current
 
 SPACE = "cosine"
 M = 16
@@ -154,6 +155,101 @@ class HnswIndex:
         meta = {"count": self.count, "version": version, "dim": self.dim, "deleted": sorted(self._deleted)}
         replace_atomically(_meta_path(self.path), lambda temp: temp.write_text(json.dumps(meta)))
         self._meta = meta
+        ensure_links(self.path)
+
+
+def ensure_links(path: Path) -> None:
+    """Write the mapped search's sidecar for the saved index at `path` when it is missing or stale; best effort
+    (without it, readers load the index whole, as before)."""
+    try:
+        if path.is_file() and not links_current(path):
+            build_links(path)
+    except (OSError, ValueError):
+        return
+
+
+class MappedIndex:
+    """The read side of a saved index, searched in place through a memory map (store/hnsw_map.py): what a one-shot
+    ask on a read-only store uses, so its cost does not grow with the file. Same hits, vectors and errors as
+    HnswIndex's; it never writes."""
+
+    def __init__(self, path: Path, dim: int, meta: dict) -> None:
+        self.path = Path(path)
+        self.dim = dim
+        self._meta = meta
+        self._file = MappedHnsw(self.path, dim)
+        self._deleted: set[int] = set(meta.get("deleted", []))
+
+    @classmethod
+    def open(cls, path: Path, dim: int) -> MappedIndex | None:
+        """The mapped index when the file, its sidecar and its meta agree; else None (the caller loads it whole)."""
+        meta = read_json_object(_meta_path(Path(path)))
+        if meta is None or meta.get("dim") != dim or not Path(path).is_file() or not links_current(Path(path)):
+            return None
+        try:
+            index = cls(path, dim, meta)
+        except (OSError, ValueError):
+            return None
+        return index if index.count == meta.get("count") else None
+
+    @property
+    def meta(self) -> dict | None:
+        """What the sidecar says about the saved index: {"count", "version", "dim"}."""
+        return {key: self._meta[key] for key in ("count", "version", "dim")}
+
+    @property
+    def count(self) -> int:
+        """Live (not deleted) vectors."""
+        return self._file.count - len(self._deleted)
+
+    def ids(self) -> set[int]:
+        """Live (not deleted) memory ids."""
+        return set(self._file.labels().tolist()) - self._deleted
+
+    def search(self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None) -> Hits:
+        """(memory id, cosine similarity) best first, as HnswIndex.search gives them."""
+        k = min(k, self.count)
+        if k <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(self.dim)
+        found = self._file.search(query, k, max(EF_SEARCH, k), len(self._deleted), allowed)
+        if found is None:  # where hnswlib raises: fewer than k reachable
+            return self._exact_search(query, k, allowed)
+        return [(label, 1.0 - distance) for label, distance in found]
+
+    def search_many(self, vectors: np.ndarray, k: int) -> list[Hits]:
+        """One hit list per query row."""
+        return [self.search(query, k) for query in np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)]
+
+    def _exact_search(self, query: np.ndarray, k: int, allowed: Callable[[int], bool] | None) -> Hits:
+        """Brute force over the live (and allowed) vectors, as HnswIndex does it."""
+        candidates = [label for label in self.ids() if allowed is None or allowed(label)]
+        if not candidates:
+            return []
+        similarities = self.get_vectors(candidates) @ (query / max(float(np.linalg.norm(query)), 1e-12))
+        best = np.argsort(-similarities, kind="stable")[:k]
+        return [(candidates[i], float(similarities[i])) for i in best]
+
+    def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
+        """The stored (unit-length) vectors of live memory ids, in the order given."""
+        if len(ids) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        wanted = np.asarray(list(ids), dtype=np.int64)
+        labels = self._file.labels()
+        at = np.minimum(np.searchsorted(labels, wanted), len(labels) - 1)
+        known = labels[at] == wanted
+        missing = set(wanted[~known].tolist()) | (self._deleted & set(wanted.tolist()))
+        if missing:
+            raise KeyError(f"no vector for memory ids {sorted(missing)[:5]}")
+        return self._file.vectors_of(self._file.elements_of(wanted.tolist()))
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        raise TypeError("a mapped vector index is read-only")
+
+    remove = rebuild = add
+
+    def save(self, version: int) -> None:
+        raise TypeError("a mapped vector index is read-only")
 
 
 def _new_index(dim: int, capacity: int) -> hnswlib.Index:
