@@ -14,6 +14,7 @@ delete mark, neighbour ids, the vector, the label), then per element a 4-byte si
 
 from __future__ import annotations
 
+import functools
 import json
 import mmap
 import struct
@@ -21,10 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import hnswlib
 import numpy as np
 
 from ripplecli.files import read_json_object, replace_atomically
+
+try:
+    import hnswlib
+except ImportError:  # the wheel-built fork (see store/vectors.py)
+    import hnswlib_noderag as hnswlib
 
 HEADER = struct.Struct("<QQQQQQiIQQQdQ")  # offsetLevel0 … ef_construction, as hnswlib writes them
 LINKS_SUFFIX = ".links.npy"  # beside vectors.hnsw
@@ -66,12 +71,25 @@ def build_links(path: Path) -> None:
 
 
 def links_current(path: Path) -> bool:
-    """Whether the sidecar describes the index file as it is now."""
+    """Whether the sidecar describes the index file as it is now (and the installed hnswlib is the one whose search
+    MappedHnsw repeats; otherwise readers load the index whole)."""
+    if not search_is_hnswlibs():
+        return False
     stamp = read_json_object(path.with_name(path.name + STAMP_SUFFIX))
     if stamp is None or not path.with_name(path.name + LINKS_SUFFIX).is_file():
         return False
     info = path.stat()
     return stamp.get("size") == info.st_size and stamp.get("mtime_ns") == info.st_mtime_ns
+
+
+@functools.cache
+def search_is_hnswlibs() -> bool:
+    """Whether the installed hnswlib is 0.8.0, whose search MappedHnsw repeats (not the fork, not another version):
+    one stat of its dist-info folder (importlib.metadata would scan every installed package)."""
+    module = getattr(hnswlib, "__file__", None)
+    return hnswlib.__name__ == "hnswlib" and module is not None and (
+        Path(module).with_name("hnswlib-0.8.0.dist-info").is_dir()
+    )
 
 
 class StdHeap:
