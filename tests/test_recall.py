@@ -29,7 +29,7 @@ from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.pipeline import RecallParams, validate
 from ripplecli.recall.planner import Candidate, RulesPlanner
 from ripplecli.recall.query import QueryCues, RulesQueryAnalyzer, answer_kind, time_range
-from ripplecli.recall.views import ViewHits, rrf
+from ripplecli.recall.views import ViewHits, cue_view, rrf
 from ripplecli.store.db import Store
 from ripplecli.trace import (
     Anchor,
@@ -192,6 +192,15 @@ def test_the_speakers_nearest_memories_get_a_share_below_the_head() -> None:
     assert below[1] > 100 and below[3] > 100  # every other place below the head is the speaker's
     assert moved == [m for m in out[: 2 * SHARE_FROM] if m > 100]
     assert speaker_share(ranked, []) == (ranked, [])
+
+
+def test_a_cue_on_a_fifth_of_the_store_seeds_nothing_even_alone() -> None:
+    index = RecallIndex(version=1, texts={m: f"memory {m}" for m in range(1, 11)})
+    index.person_holders.update({"caroline": [1, 2, 3, 4, 5, 6], "maya": [7]})
+    common = cue_view(index, QueryCues("What workshop did Caroline attend?", persons=["caroline"]), 10)
+    assert common.ranked == []  # "caroline" is on 6 of 10 memories: it would rank them newest first, by nothing
+    rare = cue_view(index, QueryCues("Where is Maya?", persons=["maya"]), 10)
+    assert [m for m, _ in rare.ranked] == [7]
 
 
 def test_a_name_in_the_possessive_is_still_the_person() -> None:

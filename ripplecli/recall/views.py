@@ -54,7 +54,7 @@ def cue_view(index: RecallIndex, cues: QueryCues, depth: int, max_share: float =
     total = max(index.count, 1)
     scores: dict[int, float] = defaultdict(float)
     for members in hits.values():
-        if not members or (len(members) > max_share * total and len(hits) > 1):
+        if not members or len(members) > max_share * total:  # too common to say anything, even alone
             continue
         weight = math.log(1.0 + total / len(members))
         for mid in set(members):
