@@ -161,10 +161,11 @@ class Cues:
     owner: str | None = None  # the store's owner, when the question says I/me/my
     focus: str | None = None  # the speaker the question's words point to ("What did I ask…": the owner)
     many: bool = False  # a list question: it wants several items of one kind
+    kind: str | None = None  # the kind of item a list question names ("books"), when recall uses it
 
     def to_dict(self) -> Row:
         """The `query_cues` object."""
-        return _flat(self, optional=("failure", "owner", "focus", "many"))
+        return _flat(self, optional=("failure", "owner", "focus", "many", "kind"))
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from rich.console import Console
 from test_json_schema import check, schema
@@ -13,10 +14,10 @@ from typer.testing import CliRunner
 
 from ripplecli.cli import app
 from ripplecli.recall import pipeline
-from ripplecli.recall.context import RecallContext, RecallParams
+from ripplecli.recall.context import KIND_WEIGHT, RecallContext, RecallParams
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Plan, Target
-from ripplecli.recall.query import QueryCues, wants_many
+from ripplecli.recall.query import QueryCues, list_kind, wants_many
 from ripplecli.recall.sessions import Sessions, local_ranking, session_view
 from ripplecli.recall.views import ViewHits
 from ripplecli.trace import Cues, RecallResult, Round, SessionRank, Support, Trace
@@ -90,6 +91,30 @@ def test_list_questions() -> None:
         assert not wants_many(question), question
 
 
+def test_a_list_question_names_the_kind_of_item_it_wants() -> None:
+    assert list_kind("What books has Melanie read?") == "books"
+    assert list_kind("What martial arts has John done?") == "martial arts"
+    assert list_kind("What kind of activities did John do?") == "activities"
+    assert list_kind("What are the names of John's children?") == "children"
+    assert list_kind("What are some changes Caroline has faced?") == "changes"
+    assert list_kind("When did Melanie read the book?") is None
+
+
+def test_a_list_questions_kind_moves_the_speakers_items_up(index) -> None:
+    recall_index, store = index
+    cues = QueryCues("What dogs has Sam had?", many=True)
+    vectors = {"dogs": np.array([0.0, 1.0])}
+    encoder = type("E", (), {"encode": lambda self, texts: np.stack([vectors[t] for t in texts])})()
+    ctx = RecallContext(
+        store, recall_index, lambda: encoder, None, RecallParams(), cues, [], {}, np.array([1.0, 0.0]), kind="dogs"
+    )
+    assert ctx.kind_vector().tolist() == [1.0, KIND_WEIGHT]  # the question's vector plus half the kind's
+    assert ctx.kind_vector() is ctx.kind_vector()  # the kind word is encoded once per question
+    ctx.kind = None
+    ctx._kind_vector = None
+    assert ctx.kind_vector() is None
+
+
 def test_trace_renders_the_session_view_and_the_list_target() -> None:
     from ripplecli.cli.render import trace_tree
 
@@ -97,7 +122,7 @@ def test_trace_renders_the_session_view_and_the_list_target() -> None:
     plan = TracePlan("continue", None, [], target, [], [])
     support = {"session": [Support(5, "session", 0.4, [1, 5], text="m5")], "list": [Support(6, "list", 0.3, [6])]}
     trace = Trace(
-        Cues("", ["books"], ["melanie"], [], ["book"], None, None, many=True),
+        Cues("", ["books"], ["melanie"], [], ["book"], None, None, many=True, kind="books"),
         "ripple+sessions",
         seeds={"session": []},
         rounds=[Round(1, plan, support, "list target met: items from 3 sessions")],
@@ -107,7 +132,7 @@ def test_trace_renders_the_session_view_and_the_list_target() -> None:
     console.print(trace_tree(RecallResult("What books has Melanie read?", "ripple+sessions", 5, [], trace)))
     text = console.export_text()
     for needle in (
-        "wants: a list",
+        "wants: a list of books",
         "sessions (ranked as units, 1)",
         "session of m1…m5 (5 memories)",
         "list: more from other sessions",
@@ -120,6 +145,7 @@ def test_trace_renders_the_session_view_and_the_list_target() -> None:
     document = trace.to_dict()
     assert document["sessions"] == [{"session": 1, "score": 0.25, "members": [1, 2, 3, 4, 5]}]
     assert document["query_cues"]["many"] is True and document["rounds"][0]["planner"]["target"]["many"] is True
+    assert document["query_cues"]["kind"] == "books"
 
 
 # --- a sample chat: a list whose items sit in three sessions ------------------------------------------------
@@ -177,11 +203,14 @@ def test_a_list_question_reaches_items_in_three_sessions(hobbies_store: Path) ->
     items = {"pottery", "choir", "bouldering"}
     with Memory(hobbies_store, read_only=True) as memory:
         sessions = memory.recall(question, k=16, mode="ripple+sessions")
+        default = memory.recall(question, k=16)
         seeds = memory.recall(question, k=16, mode="seeds")
     found = lambda result: {w for e in result.evidence for w in items if w in e.restatement}  # noqa: E731
     assert found(sessions) == items
+    assert found(default) == items, [e.restatement for e in default.evidence]
     assert found(seeds) != items
     assert sessions.trace.query_cues.many and sessions.trace.sessions
+    assert default.trace.query_cues.kind == "hobbies" and seeds.trace.query_cues.kind is None
     stopped = sessions.trace.rounds[-1].stopped or ""
     assert stopped.startswith(("list target met", "round budget", "no new support"))
 

@@ -33,7 +33,8 @@ def _cues(tree: Tree, cues: Cues) -> None:
     ):
         node.add(f"{key}: {inert(', '.join(values)) if values else '[dim]none[/]'}")
     if cues.many:
-        node.add("wants: a list (several items of one kind, from several sessions)")
+        kind = f" of {inert(cues.kind)}" if cues.kind else ""
+        node.add(f"wants: a list{kind} (several items of one kind, from several sessions)")
     if cues.owner:
         node.add(f"you: I/me/my are {inert(cues.owner)}, the store's owner")
     time_range = cues.time_range

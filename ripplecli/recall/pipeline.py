@@ -29,7 +29,7 @@ from ripplecli.recall.diffusion import cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
 from ripplecli.recall.planner import Plan, Planner, RulesPlanner, namespaced, question_cues
-from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer, with_owner
+from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer, list_kind, with_owner
 from ripplecli.recall.sessions import Sessions, cue_weights, local_ranking, session_view
 from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
@@ -133,7 +133,9 @@ class Recaller:
             fused,
             vector,
             sessions,
+            list_kind(question) if cues.many and (mode.share or mode.sessions) else None,
         )
+        trace.query_cues.kind = ctx.kind
         growth = GROWTH[mode.growth](ctx)
         trace.rounds, trace.support = growth.rounds, growth.shown
         ranked = self._order(mode, base, fused, growth, vector)
@@ -217,6 +219,10 @@ def _share(ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker
     """The focus speaker's own memories nearest the question by its vector get a share of the evidence list."""
     dense = next((v for v in views if v.view == "dense"), None)
     own = [m for m, _ in dense.ranked if ctx.index.speaker_of.get(m) == speaker] if dense else []
+    kind = ctx.kind_vector()
+    if kind is not None and own:  # a list question: the speaker's memories nearest the question and its kind of item
+        scores = ctx.store.vector_index().get_vectors(own) @ kind
+        own = [own[i] for i in np.argsort(-scores, kind="stable")]
     return speaker_share(ranked, own)
 
 
@@ -423,7 +429,8 @@ def _session_ranking(
 ) -> Ranked:
     """The rest of `start`'s session not yet taken (the focus speaker's turns only), ranked by the question."""
     rest = [m for m in ctx.sessions.members(start) if m not in taken and speaker in (None, ctx.index.speaker_of.get(m))]
-    return local_ranking(ctx.store, ctx.index, rest, ctx.vector, weights)
+    kind = ctx.kind_vector()
+    return local_ranking(ctx.store, ctx.index, rest, kind if kind is not None else ctx.vector, weights)
 
 
 def _list_items(ctx: RecallContext, taken: set[int]) -> list[Support]:

@@ -32,6 +32,14 @@ LIST_QUESTION = re.compile(
     r"|\bnames\s+of\b|\bwhat\s+are\s+some\b|\bin\s+what\s+ways\b",
     re.I,
 )
+# The kind of item a list question wants: "books" in "What books has Melanie read?", "children" in "names of John's
+# children", "martial arts" in "What martial arts has John done?".
+LIST_KIND = re.compile(
+    r"^\s*(?:in\s+)?(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?((?:\w+\s+)?\w+s)\s+"
+    r"(?:has|have|had|does|do|did|is|are|was|were|would|might|could)\b"
+    r"|\bnames\s+of\s+(?:[\w']+\s+)?(\w+)|\bwhat\s+are\s+some\s+(\w+)",
+    re.I,
+)
 _RELATIVE = {
     "yesterday": ("day", -1),
     "today": ("day", 0),
@@ -113,6 +121,12 @@ def answer_kind(question: str) -> str | None:
 def wants_many(question: str) -> bool:
     """ "What activities does Melanie partake in?" wants a list, not one memory."""
     return LIST_QUESTION.search(question) is not None
+
+
+def list_kind(question: str) -> str | None:
+    """ "What books has Melanie read?" -> "books": the kind of item a list question wants, when it says."""
+    match = LIST_KIND.search(question)
+    return next((g.lower() for g in match.groups() if g), None) if match else None
 
 
 def time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | None:
