@@ -112,14 +112,18 @@ def record(variant: str, q: Question, llm: Any, evidence: list[Evidence]) -> dic
     }
 
 
-def run_variant(variant: str, llm: Any, asked: list[tuple[Question, list]], path: Path) -> list[dict[str, Any]]:
-    """Answer every question (skipping those already in `path`) and return all records."""
+def run_variant(
+    variant: str, llm: Any, asked: list[tuple[Question, list]], path: Path, until: float
+) -> list[dict[str, Any]]:
+    """Answer every question (skipping those already in `path`) until the `until` clock; return all records."""
     done = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     seen = {(r["conversation"], r["index"]) for r in done}
     with path.open("a", encoding="utf-8") as handle:
         for q, evidence in asked:
             if (q.conversation_id, q.index) in seen:
                 continue
+            if time.monotonic() > until:  # a model run stays short: the next run resumes here
+                break
             row = record(variant, q, llm, evidence)
             handle.write(json.dumps(row) + "\n")
             handle.flush()
@@ -162,6 +166,7 @@ def main() -> None:
     parser.add_argument("--per-category", type=int, default=25)
     parser.add_argument("--conversations", nargs="*", help="only these conversations (default: all)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--minutes", type=float, default=25.0, help="stop starting answers after this long")
     parser.add_argument("--out", type=Path, default=Path("/tmp/answer-bench"))
     parser.add_argument("--stores", type=Path, help="where the stores are made or reused (default: OUT)")
     args = parser.parse_args()
@@ -173,9 +178,11 @@ def main() -> None:
     llm = LlamaCppLLM(args.model, ModelOptions(n_threads=args.threads)) if needs_model else None
     tag = llm.name if llm else "rules"
     results: dict[str, list[dict[str, Any]]] = {}
+    until = time.monotonic() + args.minutes * 60
     for variant in variants:
         load_before = os.getloadavg()[0]
-        rows = run_variant(variant, llm, asked, args.out / f"{tag if variant != 'typed' else 'rules'}-{variant}.jsonl")
+        path = args.out / f"{tag if variant != 'typed' else 'rules'}-{variant}.jsonl"
+        rows = run_variant(variant, llm, asked, path, until)
         line = {"model": tag if variant != "typed" else "-", "variant": variant, **summary(rows)}
         line["load"] = f"{load_before:.2f}->{os.getloadavg()[0]:.2f}"
         print(json.dumps(line), flush=True)

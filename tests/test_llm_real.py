@@ -98,3 +98,22 @@ def test_an_answer_cites_only_evidence(real_llm):
     assert set(answer.citations) <= {1}
     assert pieces[0].startswith("<SmolLM2") and len(pieces) >= 2  # the status, then the text as it came
     assert log.calls[-1].component == "answer" and log.calls[-1].tokens_in > 0
+
+
+def test_a_new_process_starts_from_the_saved_prompt_prefix(smollm2, tmp_path, monkeypatch):
+    """The fixed system prompt is evaluated once, saved, and loaded by the next model instance (a new ask)."""
+    from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions
+
+    monkeypatch.setenv("RIPPLE_CACHE", str(tmp_path))
+    options = ModelOptions(n_ctx=2048, max_tokens=32, n_threads=1, seed=0)
+    evidence = [Evidence(1, "Alice went to Paris with Maya.", 0.0, 1, ["D1:1"])]
+    first = LlamaCppLLM(smollm2, options)
+    llm_answer(first, "Where did Alice go?", evidence, CallLog())
+    saved = list((tmp_path / "llm-prefix").glob("*.state"))
+    first.close()
+    second = LlamaCppLLM(smollm2, options)
+    log = CallLog()
+    llm_answer(second, "Who went to Paris?", evidence, log)
+    assert len(saved) == 1 and second._prefixes and next(iter(second._prefixes.values())) > 100
+    assert second.last_timing["prompt_tokens"] < log.calls[-1].tokens_in - 100  # the prefix was not evaluated again
+    second.close()

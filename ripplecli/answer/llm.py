@@ -24,7 +24,7 @@ from ripplecli.trace import Evidence
 
 SHOWN = 10
 MAX_CITATIONS = 5
-EVIDENCE_TOKENS = 600  # the compact block: best-ranked memories while they fit (a small model reads less, faster)
+EVIDENCE_TOKENS = 350  # the compact block: best-ranked memories while they fit (bench/README.md: 350 vs 200 and 600)
 CAP_SECONDS = 60.0  # wall clock of one answer; a model that stalls or loops is cut off and the rules answer
 MAX_ANSWER_CHARS = 400  # a plain answer longer than this is a model rambling, not an answer
 _CITATION = re.compile(r"\[m(\d+)\]")
@@ -136,6 +136,8 @@ def llm_answer(
     """A short plain answer from a compact evidence block, streamed; the typed answer (noted) when it fails."""
     if not evidence:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note="no evidence to answer from")
+    if hasattr(llm, "keep_prefix"):  # system prompt and example from the cache: a new process evaluates the rest
+        llm.keep_prefix((plain_messages("When?", []), plain_messages("Who?", [])))
     shown = evidence_block(evidence, llm, budget)
     prompt = plain_messages(question, shown)
     tokens_in = prompt_tokens(llm, prompt)

@@ -7,7 +7,9 @@ the llama.cpp backend share the same retry and failure path. llama_cpp is import
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -222,6 +224,7 @@ class LlamaCppLLM:
         self.last_usage: tuple[int, int] | None = None
         self.last_timing: dict[str, float] = {}  # llama.cpp's own prompt/generation timings of the last call
         self._grammars: dict[str, Any] = {}
+        self._prefixes: dict[str, int] = {}  # fixed prompt prefixes held in the KV cache, by key: their tokens
         self._llama = self._load()
 
     def _load(self) -> Any:
@@ -324,6 +327,72 @@ class LlamaCppLLM:
         if choice.get("finish_reason") == "length":
             raise LLMOutputError(f"generation hit max_tokens ({self.max_tokens})", text)
         return text
+
+    def keep_prefix(self, probes: tuple[Messages, Messages]) -> int:
+        """Hold the token prefix two prompts share (a fixed system prompt) in the KV cache, loaded from the saved
+        state when a process before made it, else evaluated once and saved: a new `ripple ask` then evaluates only
+        what follows the prefix. Returns the tokens held; 0 when the state cannot be kept (nothing breaks)."""
+        key = self._prefix_key(probes)
+        if key not in self._prefixes:
+            from ripplecli.config import cache_home
+
+            path = cache_home() / "llm-prefix" / f"{key}.state"
+            try:
+                self._prefixes[key] = self._load_prefix(path) or self._save_prefix(probes, path)
+            except (OSError, RuntimeError, ValueError):
+                self._prefixes[key] = 0
+        return self._prefixes[key]
+
+    def _prefix_key(self, probes: tuple[Messages, Messages]) -> str:
+        """Names the saved state: the model file (path, size, date), the context, llama.cpp's version, the prompts."""
+        import llama_cpp
+
+        stat = self.path.stat()
+        facts = [str(self.path.resolve()), stat.st_size, stat.st_mtime_ns, self.n_ctx, llama_cpp.__version__, probes]
+        return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:24]
+
+    def _load_prefix(self, path: Path) -> int:
+        """The saved prefix state into the context; its tokens (0 when there is none or llama.cpp refuses it)."""
+        import ctypes
+
+        import llama_cpp
+
+        if not path.exists():
+            return 0
+        tokens = (llama_cpp.llama_token * self.n_ctx)()
+        count = ctypes.c_size_t(0)
+        loaded = llama_cpp.llama_state_load_file(
+            self._llama.ctx, str(path).encode(), tokens, self.n_ctx, ctypes.byref(count)
+        )
+        if not loaded:
+            return 0
+        held = int(count.value)
+        self._llama.input_ids[:held] = tokens[:held]
+        self._llama.n_tokens = held
+        return held
+
+    def _save_prefix(self, probes: tuple[Messages, Messages], path: Path) -> int:
+        """Evaluate both probes (the second reuses the first's prefix), keep what they share and save it."""
+        import llama_cpp
+
+        seen = []
+        for probe in probes:
+            self._llama.create_chat_completion(messages=probe, max_tokens=1, temperature=0.0)
+            seen.append(list(self._llama._input_ids))
+        held = 0
+        while held < min(map(len, seen)) and seen[0][held] == seen[1][held]:
+            held += 1
+        held -= 1  # the last shared token is evaluated again with what follows it
+        if held <= 0 or not self._llama._ctx.kv_cache_seq_rm(-1, held, -1):
+            return 0
+        self._llama.n_tokens = held
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(f".{os.getpid()}.tmp")
+        tokens = (llama_cpp.llama_token * held)(*seen[1][:held])
+        if not llama_cpp.llama_state_save_file(self._llama.ctx, str(temp).encode(), tokens, held):
+            return held
+        os.replace(temp, path)  # another process saving the same state at once writes the same bytes
+        return held
 
     def _record_timing(self, llama_cpp: Any) -> None:
         """llama.cpp's own counts of the last call: prompt tokens it evaluated (a cached prefix is not), generated."""
