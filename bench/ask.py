@@ -99,19 +99,27 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def warm_recall(path: Path, asked: list[str], mode: str) -> dict[str, float]:
-    """p50/p95 ms of in-process recall after a warm-up (encoder, indexes and caches loaded)."""
+    """p50/p95 ms of in-process recall after a warm-up (encoder, indexes and caches loaded), and of the typed
+    answer (rules, no model) over each recall's evidence, timed apart from the recall."""
+    from ripplecli.answer import typed_answer
+
     with Memory(path, read_only=True) as memory:
         for question in asked[:5]:
-            memory.recall(question, k=30, mode=mode, answer="none")
-        times = []
+            typed_answer(question, memory.recall(question, k=30, mode=mode, answer="none").evidence)
+        times, answering = [], []
         for question in asked:
             started = time.perf_counter()
-            memory.recall(question, k=30, mode=mode, answer="none")
+            evidence = memory.recall(question, k=30, mode=mode, answer="none").evidence
             times.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            typed_answer(question, evidence)
+            answering.append((time.perf_counter() - started) * 1000)
     return {
         "questions": len(times),
         "p50_ms": round(percentile(times, 0.5), 1),
         "p95_ms": round(percentile(times, 0.95), 1),
+        "typed_answer_p50_ms": round(percentile(answering, 0.5), 2),
+        "typed_answer_p95_ms": round(percentile(answering, 0.95), 2),
     }
 
 
@@ -131,7 +139,8 @@ def report(label: str, path: Path, asked: list[str], mode: str, cold: bool) -> d
     print(
         f"{label}: {figures['memories']} memories · warm recall ({mode}, k=30) over {figures['questions']} "
         f"questions: p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms · ingest {figures['first_3k_turns_per_s']}"
-        f" turns/s (first 3K), {figures['last_batch_turns_per_s']} turns/s (last batch)",
+        f" turns/s (first 3K), {figures['last_batch_turns_per_s']} turns/s (last batch) · typed answer p50"
+        f" {figures['typed_answer_p50_ms']} ms, p95 {figures['typed_answer_p95_ms']} ms",
         flush=True,
     )
     if cold:

@@ -108,15 +108,3 @@ def polarity(text: str) -> int:
     if against:
         return -against
     return sum(1 for w in words if w in POSITIVE)
-
-
-def trim_to_answer(clause: str, question_words: set[str]) -> str:
-    """The clause without the question's own words at its edges: what it adds is the answer."""
-    words = clause.rstrip(" .!?").split()
-    bare = lambda w: re.sub(r"[^\w']", "", w.lower())  # noqa: E731
-    dropped = question_words | STOP_EDGE
-    while words and bare(words[0]) in dropped:
-        words.pop(0)
-    while words and bare(words[-1]) in dropped:
-        words.pop()
-    return " ".join(words) or clause

@@ -9,11 +9,13 @@ date and cites the memories; when no evidence carries the question's cues it say
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
 
 from ripplecli.answer.base import NOT_FOUND, Answer
+from ripplecli.answer.phrases import TIME_WORDS, answer_phrase, asked_noun, noun_phrase, quoted
 from ripplecli.answer.spans import (
     count_span,
     duration_span,
@@ -21,7 +23,6 @@ from ripplecli.answer.spans import (
     polarity,
     shown_date,
     time_span,
-    trim_to_answer,
 )
 from ripplecli.cues import content_tokens
 from ripplecli.trace import Evidence
@@ -34,7 +35,9 @@ CONTEXT_WEIGHT = 0.5  # cues carried only by the turn a short reply answers
 ASKED_FACTOR = 0.3  # a question asked in the chat rarely holds its own answer
 NEW_CONTENT_BONUS = 0.3  # a clause that says something the question does not
 KEEP_FRACTION = 0.5  # a typed target (a date, a place) is taken from memories scoring at least this share of the best
-ECHO_NEW_WORDS = 3  # a clause adding fewer content words than this to the question's echoes it
+ECHO_NEW_WORDS = 2  # a clause adding fewer content words than this to the question's echoes it
+NEIGHBOUR_WEIGHT = 0.5  # cues of the clauses beside it: "Caroline went to a council meeting. [So many people came.]"
+ANSWERS_WEIGHT = 0.5  # cues of a question another speaker asked just before: the turn likely answers it
 _CLAUSE = re.compile(r"(?<=[.!?;])\s+|\s+(?:—|–|-)\s+|,\s+(?=(?:but|and|so|because|though|although|which)\b)")
 _SPEAKER = re.compile(r"^([^:]{1,60}):\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -100,6 +103,7 @@ class Question:
         persons = {p for e in evidence for p in e.persons} | speakers
         tokens = [t for t in content_tokens(text) if t not in QUESTION_WORDS]
         self.persons = {t for t in tokens if t in persons}
+        self.names = persons
         self.tokens = set(tokens)
         self.weights = {stem(t): NAME_WEIGHT if t in persons else 1.0 for t in tokens}
         self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
@@ -119,27 +123,69 @@ def speaker_and_body(e: Evidence) -> tuple[str, str]:
 
 
 def clauses(question: Question, evidence: list[Evidence]) -> list[Clause]:
-    """Every clause of the top evidence, scored by the question cues it carries and the memory's rank."""
+    """Every clause of the top evidence, scored by the question cues it carries (rarer cues weigh more), the cues
+    of the clauses beside it and of a question in the chat it answers, and the memory's rank."""
+    top = evidence[:LOOK_AT]
+    split = [[p.strip(" ,") for p in _CLAUSE.split(speaker_and_body(e)[1]) if p.strip(" ,")] for e in top]
+    carried = [[question.carried(p) for p in pieces] for pieces in split]
+    spoken = [question.carried(speaker_and_body(e)[0]) for e in top]  # the speaker is part of what a memory says
+    weights = rarity_weights(question, [set().union(s, *c) for s, c in zip(spoken, carried, strict=True)])
+    asked_before = chat_questions(question, evidence[: 2 * LOOK_AT])
     found = []
-    for position, e in enumerate(evidence[:LOOK_AT], start=1):
-        speaker, body = speaker_and_body(e)
+    for position, (e, pieces, cues_of) in enumerate(zip(top, split, carried, strict=True), start=1):
+        speaker = speaker_and_body(e)[0]
         bonus = RANK_WEIGHT / position + (SPEAKER_BONUS if question.speaker == speaker.casefold() else 0.0)
         context = question.carried(e.context.text) if e.context else set()
-        for piece in _CLAUSE.split(body):
-            piece = piece.strip(" ,")
-            if not piece:
-                continue
-            cues = question.carried(piece)
-            weight = sum(question.weights[c] for c in cues) + CONTEXT_WEIGHT * sum(
-                question.weights[c] for c in context - cues
+        answers = answered_question(e, asked_before)
+        for i, piece in enumerate(pieces):
+            cues = cues_of[i]
+            near = (cues_of[i - 1] if i else set()) | (cues_of[i + 1] if i + 1 < len(pieces) else set())
+            weight = (
+                sum(weights[c] for c in cues)
+                + CONTEXT_WEIGHT * sum(weights[c] for c in context - cues)
+                + NEIGHBOUR_WEIGHT * sum(weights[c] for c in near - cues - context)
+                + ANSWERS_WEIGHT * sum(weights[c] for c in answers - cues - context)
             )
             score = weight + (bonus if weight else 0.0)
             if piece.endswith("?"):  # a question asked in the chat rarely holds its answer
                 score *= ASKED_FACTOR
             elif weight and len(set(content_tokens(piece)) - question.tokens) >= 2:
                 score += NEW_CONTENT_BONUS  # it says something the question does not
-            found.append(Clause(e, piece, speaker, score, cues | context))
+            found.append(Clause(e, piece, speaker, score, cues | context | answers))
     return sorted(found, key=lambda c: -c.score)
+
+
+def rarity_weights(question: Question, carried: list[set[str]]) -> dict[str, float]:
+    """The question's cue weights, raised for cues few of the top memories carry: those tell them apart."""
+    return {
+        cue: weight * (1 + math.log((len(carried) + 1) / (sum(cue in c for c in carried) + 1)))
+        for cue, weight in question.weights.items()
+    }
+
+
+def chat_questions(question: Question, evidence: list[Evidence]) -> dict[tuple[str, int], tuple[str, set[str]]]:
+    """(session, turn) → (speaker, the question's cues it carries) for memories that ask something in the chat."""
+    asked: dict[tuple[str, int], tuple[str, set[str]]] = {}
+    for e in evidence:
+        place = turn_place(e)
+        if place is None:
+            continue
+        questions = [s for s in _SENTENCE.split(speaker_and_body(e)[1]) if s.rstrip().endswith("?")]
+        if questions:
+            asked[(place[1], place[2])] = (place[0], question.carried(" ".join(questions)))
+    return asked
+
+
+def answered_question(e: Evidence, asked: dict[tuple[str, int], tuple[str, set[str]]]) -> set[str]:
+    """The cues of a question another speaker asked a turn or two before this memory: it likely answers it."""
+    place = turn_place(e)
+    if place is None:
+        return set()
+    for back in (1, 2):
+        before = asked.get((place[1], place[2] - back))
+        if before and before[0] != place[0]:
+            return before[1]
+    return set()
 
 
 def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
@@ -158,6 +204,8 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
         kept = [c for c in ranked if c.score >= KEEP_FRACTION * best.score]
         if asked.type == "where":  # a place is wanted: any clause that carries a cue may name it
             kept += [c for c in ranked if 0 < c.score < KEEP_FRACTION * best.score]
+        if asked.type in ("what", "which"):  # the named thing is taken from the best memory only
+            kept = [c for c in kept if c.evidence is best.evidence]
         for clause in kept:
             span = pick(asked, clause)
             if span:
@@ -167,16 +215,34 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
     return answered(asked, clause_span(asked, best), best)
 
 
+def new_words(asked: Question, text: str) -> set[str]:
+    """The content words a clause says beyond the question, its persons and the times."""
+    return set(content_tokens(text)) - asked.tokens - asked.names - TIME_WORDS
+
+
 def clause_span(asked: Question, clause: Clause) -> str:
-    """The clause without the question's words at its edges; a clause that mostly echoes the question ("Melanie
-    had a setback.") takes the next clause of the same memory with it, where the news usually is."""
-    span = trim_to_answer(clause.text, asked.words)
-    if len(set(content_tokens(clause.text)) - asked.tokens) >= ECHO_NEW_WORDS:
-        return span
+    """The clause without the question's words, persons and times at its edges; a clause that only echoes the
+    question ("Melanie had a setback.") gives way to the next clause of the same memory that says something
+    (else the one before), where the news usually is."""
+    if len(new_words(asked, clause.text)) >= ECHO_NEW_WORDS:
+        return phrase_of(asked, clause.text, clause.speaker)
     _, body = speaker_and_body(clause.evidence)
     pieces = [p.strip(" ,") for p in _CLAUSE.split(body) if p.strip(" ,")]
-    following = pieces.index(clause.text) + 1 if clause.text in pieces else len(pieces)
-    return f"{span} {pieces[following]}" if following < len(pieces) else span
+    at = pieces.index(clause.text) if clause.text in pieces else len(pieces)
+    for other in [*pieces[at + 1 :], *reversed(pieces[:at])]:
+        if len(new_words(asked, other)) >= ECHO_NEW_WORDS and not other.endswith("?"):
+            return phrase_of(asked, other, clause.speaker)
+    return phrase_of(asked, clause.text, clause.speaker)
+
+
+def phrase_of(asked: Question, text: str, speaker: str) -> str:
+    """The part of a clause that answers: without the question's words, persons and times at its edges."""
+    return answer_phrase(text, asked.words | possessive(asked.persons | {speaker.casefold()}))
+
+
+def possessive(names: set[str]) -> set[str]:
+    """Names and their possessives ("maria", "maria's"), as words to drop from an answer's edges."""
+    return names | {f"{n}'s" for n in names}
 
 
 def _when(asked: Question, clause: Clause) -> str | None:
@@ -224,7 +290,26 @@ def _why(asked: Question, clause: Clause) -> str | None:
     return match.group(1).strip(" .") if match and len(match.group(1).split()) >= 2 else None
 
 
+NAMED_WORKS = frozenset(
+    "book books song songs movie movies film films show shows series album title poem play game podcast novel band"
+    " quote motto sign".split()
+)
+
+
+def _what(asked: Question, clause: Clause) -> str | None:
+    """The thing a what/which question names: the quoted title of a book or song, else the phrase the clause
+    names the asked thing with ("LGBTQ+ counseling workshop")."""
+    noun = asked_noun(asked.text)
+    if noun is None:
+        return None
+    title = quoted(clause.text) if noun in NAMED_WORKS else None
+    dropped = (asked.words - {noun}) | possessive(asked.names | {clause.speaker.casefold()})
+    return title or noun_phrase(clause.text, noun, dropped)
+
+
 TYPED = {
+    "what": _what,
+    "which": _what,
     "when": _when,
     "where": _where,
     "who": _who,
@@ -282,6 +367,10 @@ def weighed(asked: Question, evidence: list[Evidence]) -> Answer:
     head = f"{verdict} — " if verdict else "the chats do not say yes or no; "
     cited = list(dict.fromkeys(p.clause.evidence.memory_id for p in [*for_, *against]))
     span = verdict or lead.clause.text
+    if not verdict:  # no memory says yes or no: lean the way the earliest-ranked reason points
+        leaning = "no" if against and (not for_ or against[0].rank < for_[0].rank) else "yes"
+        span = f"Likely {leaning}"
+        head = f"likely {leaning} (weighed from the chats, none says it outright) — "
     return Answer("typed", head + " | ".join(lines), cited, type=asked.type, span=span)
 
 

@@ -1,0 +1,84 @@
+"""The short phrase a what/which question wants, cut out of an evidence clause by string rules.
+
+The clause loses the question's own words, the persons and the times at its edges ("Maria joined a gym last
+week" → "joined a gym"); a question that asks for a named thing gets the phrase the clause names it with
+("an LGBTQ+ counseling workshop" → "LGBTQ+ counseling workshop") or, for a book or a song, the quoted title.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ripplecli.answer.spans import STOP_EDGE
+from ripplecli.cues import STOPWORDS, naive_lemma
+
+TIME_WORDS = frozenset(
+    """last next this past week weekend night month year yesterday today tonight recently lately ago morning
+    evening afternoon monday tuesday wednesday thursday friday saturday sunday few""".split()
+)
+_EDGE = re.compile(r"^[^\w\"“'+]+|[^\w\"”'+]+$")
+_AUX = r"(?:did|does|do|is|was|are|were|has|have|had|can|could|would|will|should|might|may)"
+_ASKING = re.compile(
+    rf"^\s*(?:\w+\s+){{0,2}}?(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?"
+    rf"((?:(?!{_AUX}\b)[\w'+-]+\s+){{1,3}}?){_AUX}\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"\"[^\"]{2,80}\"|“[^”]{2,80}”")
+_BY = re.compile(r"^\s*by\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3})")
+DETERMINERS = frozenset("another some any every each this that these those such other".split())
+MODIFIERS = 3  # words before the asked noun kept as its modifiers
+
+
+def bare(word: str) -> str:
+    """A word as the rules compare it: lower-case, without punctuation at its edges."""
+    return _EDGE.sub("", word.lower().replace("’", "'"))
+
+
+def trimmed(words: list[str], dropped: set[str]) -> list[str]:
+    """The words without dropped ones (question words, persons, times, little words) at either edge."""
+    start, end = 0, len(words)
+    while start < end and bare(words[start]) in dropped:
+        start += 1
+    while end > start and bare(words[end - 1]) in dropped:
+        end -= 1
+    return words[start:end]
+
+
+def answer_phrase(text: str, dropped: set[str]) -> str:
+    """The clause without the question's words, persons, times and little words at its edges."""
+    words = trimmed(text.rstrip(" .!?").split(), dropped | STOP_EDGE | TIME_WORDS)
+    return " ".join(words) or text
+
+
+def asked_noun(question: str) -> str | None:
+    """The thing a what/which question asks for: "workshop" in "What workshop did Caroline attend?"."""
+    match = _ASKING.match(question)
+    return match.group(1).split()[-1].lower() if match else None
+
+
+def quoted(text: str) -> str | None:
+    """A quoted title, with its author when one follows ("“Brave” by Sara Bareilles")."""
+    match = _QUOTED.search(text)
+    if not match:
+        return None
+    by = _BY.match(text[match.end() :])
+    return f"{match.group(0)} by {by.group(1).strip()}" if by else match.group(0)
+
+
+def noun_phrase(text: str, noun: str, dropped: set[str]) -> str | None:
+    """The asked noun with the modifiers the text gives it ("an LGBTQ+ counseling workshop" → "LGBTQ+
+    counseling workshop"); None when the text has the bare noun only or not at all."""
+    words = text.rstrip(" .!?").split()
+    wanted = naive_lemma(noun)
+    stop = dropped | STOP_EDGE | DETERMINERS | STOPWORDS
+    for i, word in enumerate(words):
+        if naive_lemma(bare(word)) != wanted:
+            continue
+        start = i
+        while start > 0 and i - start < MODIFIERS and bare(words[start - 1]) not in stop:
+            if words[start - 1].endswith(","):
+                break
+            start -= 1
+        if start < i:
+            return " ".join(words[start : i + 1]).strip(",;:")
+    return None

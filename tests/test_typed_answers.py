@@ -1,0 +1,93 @@
+"""What/which spans, echoes, answers to questions asked in the chat and a leaning yes/no, on hand-written evidence."""
+
+from __future__ import annotations
+
+from ripplecli.answer import NOT_FOUND
+from ripplecli.answer.phrases import answer_phrase, asked_noun, noun_phrase, quoted
+from ripplecli.answer.typed import typed_answer
+from ripplecli.trace import Evidence, SourceRef
+
+
+def memory(mid: int, speaker: str, said: str, restated: str | None = None) -> Evidence:
+    """One evidence memory: turn D1:<mid> of session 1, restated with names for pronouns."""
+    source = SourceRef(f"D1:{mid}", "1", speaker, said, "2023-05-08T14:00:00")
+    return Evidence(mid, f"{speaker}: {restated or said}", 0.0, mid, [source.turn_id], [source])
+
+
+def test_the_asked_noun() -> None:
+    assert asked_noun("What workshop did Caroline attend recently?") == "workshop"
+    assert asked_noun("What kind of online group did John join?") == "group"
+    assert asked_noun("In what activity did Maria and her friends take part?") == "activity"
+    assert asked_noun("What did Maria do to feel closer to her faith?") is None
+    assert asked_noun("What was Melanie's favorite book?") is None
+
+
+def test_phrase_rules() -> None:
+    assert (
+        noun_phrase("Caroline went to an LGBTQ+ counseling workshop.", "workshop", set())
+        == "LGBTQ+ counseling workshop"
+    )
+    assert noun_phrase("Caroline went to a workshop.", "workshop", set()) is None
+    assert quoted('I loved "Becoming Nicole" by Amy Ellis Nutt. It is true.') == '"Becoming Nicole" by Amy Ellis Nutt'
+    assert quoted("No title here.") is None
+    assert answer_phrase("Maria joined a gym last week!", {"maria"}) == "joined a gym"
+
+
+def test_what_names_the_thing_with_its_modifiers() -> None:
+    evidence = [
+        memory(
+            1,
+            "Caroline",
+            "Last Friday I went to an LGBTQ+ counseling workshop and it was really enlightening.",
+            "Last Friday Caroline went to an LGBTQ+ counseling workshop and it was really enlightening.",
+        )
+    ]
+    answer = typed_answer("What workshop did Caroline attend?", evidence)
+    assert answer.type == "what" and answer.span == "LGBTQ+ counseling workshop" and "[m1]" in answer.text
+
+
+def test_a_book_or_song_is_its_quoted_title() -> None:
+    evidence = [memory(1, "Caroline", 'I recommended "Becoming Nicole" by Amy Ellis Nutt, a real inspiring story.')]
+    assert typed_answer("What book did Caroline recommend?", evidence).span == '"Becoming Nicole" by Amy Ellis Nutt'
+
+
+def test_an_echo_gives_way_to_the_clause_that_says_something() -> None:
+    evidence = [
+        memory(
+            1,
+            "Caroline",
+            "Last Friday I went to a council meeting for adoption. So many people wanted loving homes for children.",
+            "Last Friday Caroline went to a council meeting for adoption. So many people wanted loving homes for"
+            " children.",
+        )
+    ]
+    span = typed_answer("What did Caroline see at the council meeting for adoption?", evidence).span or ""
+    assert "loving homes for children" in span and "council" not in span
+    news = [memory(2, "Maria", "Got some great news to share. I joined a gym last week!", None)]
+    news[0].restatement = "Maria: Maria got some great news to share. Maria joined a gym last week!"
+    assert typed_answer("What exciting news did Maria share?", news).span == "joined a gym"
+
+
+def test_the_answer_to_a_question_asked_in_the_chat_wins() -> None:
+    evidence = [
+        memory(1, "Caroline", "What's a favorite book you remember from your childhood?"),
+        memory(2, "Melanie", 'I loved reading "Charlotte\'s Web" as a kid.'),
+        memory(9, "Melanie", "This book I read last year reminds me to always pursue my dreams."),
+    ]
+    answer = typed_answer("What was Melanie's favorite book from her childhood?", evidence)
+    assert "Charlotte's Web" in (answer.span or "") and answer.citations == [2]
+
+
+def test_a_would_question_leans_the_way_the_evidence_points() -> None:
+    against = [memory(1, "Melanie", "That roadtrip was awful, my son got hurt in an accident.")]
+    answer = typed_answer("Would Melanie go on another roadtrip soon?", against)
+    assert answer.span == "Likely no" and answer.text.startswith("likely no") and "against:" in answer.text
+    for_ = [memory(2, "Melanie", "I love classical music, Bach and Mozart are my favourites.")]
+    assert typed_answer("Would Melanie enjoy classical music by Vivaldi?", for_).span == "Likely yes"
+    said = [memory(3, "Nora", "No, I passed on the Highland apartment after all.")]
+    assert typed_answer("Did Nora take the Highland apartment?", said).span == "No"
+
+
+def test_nothing_that_carries_the_question_is_still_not_found() -> None:
+    answer = typed_answer("What book did Riley write?", [memory(1, "Riley", "I adopted a cat named Pickle.")])
+    assert not answer.found and answer.span == NOT_FOUND and answer.text.startswith(NOT_FOUND)
