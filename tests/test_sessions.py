@@ -20,7 +20,7 @@ from ripplecli.recall.planner import Plan, Target
 from ripplecli.recall.query import QueryCues, list_kind, wants_many
 from ripplecli.recall.sessions import Sessions, local_ranking, session_view
 from ripplecli.recall.views import ViewHits
-from ripplecli.trace import Cues, RecallResult, Round, SessionRank, Support, Trace
+from ripplecli.trace import Cues, Focus, RecallResult, Round, SessionRank, Support, Trace
 from ripplecli.trace import Plan as TracePlan
 from ripplecli.trace import Target as TraceTarget
 
@@ -146,6 +146,19 @@ def test_trace_renders_the_session_view_and_the_list_target() -> None:
     assert document["sessions"] == [{"session": 1, "score": 0.25, "members": [1, 2, 3, 4, 5]}]
     assert document["query_cues"]["many"] is True and document["rounds"][0]["planner"]["target"]["many"] is True
     assert document["query_cues"]["kind"] == "books"
+
+
+def test_trace_renders_the_speakers_share() -> None:
+    from ripplecli.cli.render import trace_tree
+
+    trace = Trace(Cues("", [], ["melanie"], [], [], None, None), "ripple", focus=Focus("melanie", 5.0, [12, 40]))
+    console = Console(width=100, record=True)
+    console.print(trace_tree(RecallResult("What does Melanie paint?", "ripple", 10, [], trace)))
+    text = console.export_text()
+    assert "focus · melanie: what others said ranks 5× further down" in text
+    assert "melanie's own memories nearest the question, moved up: m12, m40" in text
+    assert trace.to_dict()["focus"] == {"speaker": "melanie", "others_demoted": 5.0, "shared": [12, 40]}
+    assert "shared" not in Focus("melanie", 5.0).to_dict()  # only when it moved some
 
 
 # --- a sample chat: a list whose items sit in three sessions ------------------------------------------------
