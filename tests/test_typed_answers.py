@@ -91,3 +91,17 @@ def test_a_would_question_leans_the_way_the_evidence_points() -> None:
 def test_nothing_that_carries_the_question_is_still_not_found() -> None:
     answer = typed_answer("What book did Riley write?", [memory(1, "Riley", "I adopted a cat named Pickle.")])
     assert not answer.found and answer.span == NOT_FOUND and answer.text.startswith(NOT_FOUND)
+
+
+def test_how_often_takes_the_frequency() -> None:
+    evidence = [memory(1, "Melanie", "We don't go often, usually only once or twice a year. Those times are special.")]
+    answer = typed_answer("How often does Melanie go to the beach?", evidence)
+    assert answer.type == "how-often" and answer.span == "once or twice a year"
+
+
+def test_a_name_question_takes_the_name_the_question_does_not_give() -> None:
+    evidence = [memory(1, "John", "Thanks, Maria! Our one-year-old is so cute, his name is Kyle!")]
+    evidence[0].restatement = "John: Thanks, Maria! John and Maria's one-year-old is so cute, his name is Kyle!"
+    evidence[0].persons = ["john", "maria", "kyle"]
+    evidence.append(memory(2, "Maria", "How are the kids doing?"))  # the other speaker of the chat
+    assert typed_answer("What is the name of John's one-year-old child?", evidence).span == "Kyle"

@@ -82,3 +82,25 @@ def noun_phrase(text: str, noun: str, dropped: set[str]) -> str | None:
         if start < i:
             return " ".join(words[start : i + 1]).strip(",;:")
     return None
+
+
+_FREQUENCY = re.compile(
+    r"\b(?:(?:once|twice|(?:a few|a couple of|several|many|two|three|four|five|\d+) times)"
+    r"(?:\s+or\s+(?:once|twice|\w+ times))?\s+(?:a|an|per|each|every)\s+\w+"
+    r"|every (?:other )?(?:day|week|weekend|month|year|morning|night|evening)|daily|weekly|monthly|yearly"
+    r"|on weekends|most days|every \w+day)\b",
+    re.IGNORECASE,
+)
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+
+
+def frequency_span(text: str) -> str | None:
+    """How often the text says something happens ("once or twice a year", "a few times a week")."""
+    match = _FREQUENCY.search(text)
+    return match.group(0) if match else None
+
+
+def names_in(text: str, known: set[str]) -> str:
+    """The names the text gives that the question and its persons do not ("his name is Kyle" → "Kyle")."""
+    found = [m.group(0) for m in _CAPITALISED.finditer(text) if m.group(0).lower().split()[0] not in known]
+    return ", ".join(dict.fromkeys(found))

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ripplecli.answer.base import NOT_FOUND, Answer
-from ripplecli.answer.phrases import TIME_WORDS, answer_phrase, asked_noun, noun_phrase, quoted
+from ripplecli.answer.phrases import (
+    TIME_WORDS,
+    answer_phrase,
+    asked_noun,
+    frequency_span,
+    names_in,
+    noun_phrase,
+    quoted,
+)
 from ripplecli.answer.spans import (
     count_span,
     duration_span,
@@ -50,6 +58,7 @@ TYPES: list[tuple[str, re.Pattern[str]]] = [
     for name, pattern in [
         ("how-many", r"\bhow (?:many|much)\b|\bnumber of\b"),
         ("how-long", r"^\s*how long\b"),
+        ("how-often", r"^\s*how often\b|\bhow many times (?:a|per|each|every)\b"),
         ("when", r"^\s*when\b|^\s*(?:in |on )?(?:what|which) (?:year|month|date|day|time|week)\b|\bwhen did\b"),
         (
             "where",
@@ -104,6 +113,7 @@ class Question:
         tokens = [t for t in content_tokens(text) if t not in QUESTION_WORDS]
         self.persons = {t for t in tokens if t in persons}
         self.names = persons
+        self.speakers = speakers
         self.tokens = set(tokens)
         self.weights = {stem(t): NAME_WEIGHT if t in persons else 1.0 for t in tokens}
         self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
@@ -284,12 +294,18 @@ def _how_long(asked: Question, clause: Clause) -> str | None:
     return duration_span(_said(clause.evidence))
 
 
+def _how_often(asked: Question, clause: Clause) -> str | None:
+    """The frequency the clause states ("once or twice a year", "a few times a week")."""
+    return frequency_span(clause.text)
+
+
 def _why(asked: Question, clause: Clause) -> str | None:
     """The reason after "because", "since", "so that" in the clause."""
     match = re.search(r"\b(?:because|since|so that|as|to)\b\s+(.*)", clause.text, re.IGNORECASE)
     return match.group(1).strip(" .") if match and len(match.group(1).split()) >= 2 else None
 
 
+_NAME = re.compile(r"\bnamed?\b|\bnames\b|\bcalled\b", re.IGNORECASE)
 NAMED_WORKS = frozenset(
     "book books song songs movie movies film films show shows series album title poem play game podcast novel band"
     " quote motto sign".split()
@@ -297,8 +313,10 @@ NAMED_WORKS = frozenset(
 
 
 def _what(asked: Question, clause: Clause) -> str | None:
-    """The thing a what/which question names: the quoted title of a book or song, else the phrase the clause
-    names the asked thing with ("LGBTQ+ counseling workshop")."""
+    """The thing a what/which question names: a name when it asks for one, the quoted title of a book or song,
+    else the phrase the clause names the asked thing with ("LGBTQ+ counseling workshop")."""
+    if _NAME.search(asked.text):
+        return names_in(clause.text, asked.words | asked.speakers) or None
     noun = asked_noun(asked.text)
     if noun is None:
         return None
@@ -315,6 +333,7 @@ TYPED = {
     "who": _who,
     "how-many": _how_many,
     "how-long": _how_long,
+    "how-often": _how_often,
     "why": _why,
 }
 
