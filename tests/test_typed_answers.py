@@ -105,3 +105,12 @@ def test_a_name_question_takes_the_name_the_question_does_not_give() -> None:
     evidence[0].persons = ["john", "maria", "kyle"]
     evidence.append(memory(2, "Maria", "How are the kids doing?"))  # the other speaker of the chat
     assert typed_answer("What is the name of John's one-year-old child?", evidence).span == "Kyle"
+
+
+def test_a_reason_is_what_follows_because_or_for() -> None:
+    race = [memory(1, "Caroline", "Raising awareness for mental health is super rewarding - so proud of you!")]
+    assert typed_answer("What did the charity race raise awareness for?", race).span == "mental health"
+    blog = [memory(2, "John", "I started blogging about politics to raise awareness and start conversations.")]
+    assert typed_answer("Why did John start blogging about politics?", blog).span == (
+        "raise awareness and start conversations"
+    )

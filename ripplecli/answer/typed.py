@@ -299,10 +299,20 @@ def _how_often(asked: Question, clause: Clause) -> str | None:
     return frequency_span(clause.text)
 
 
+_BECAUSE = re.compile(r"(?:\bbecause|'cause|\bcos|\bso that|\bto)\s+(.*)", re.IGNORECASE)
+_FOR = re.compile(r"\bfor\s+(.*)", re.IGNORECASE)
+_REASON_END = re.compile(r"\s+(?:is|was|are|were|and it|but|which)\b|\s+-\s+|[;!?]")
+
+
 def _why(asked: Question, clause: Clause) -> str | None:
-    """The reason after "because", "since", "so that" in the clause."""
-    match = re.search(r"\b(?:because|since|so that|as|to)\b\s+(.*)", clause.text, re.IGNORECASE)
-    return match.group(1).strip(" .") if match and len(match.group(1).split()) >= 2 else None
+    """The reason after "because", "'cause", "so that" or "to" in the clause; for "… for?", what follows "for"."""
+    patterns = [_FOR, _BECAUSE] if asked.text.rstrip(" ?").lower().endswith(" for") else [_BECAUSE]
+    for pattern in patterns:
+        match = pattern.search(clause.text)
+        reason = _REASON_END.split(match.group(1))[0].strip(" .!,") if match else ""
+        if len(reason.split()) >= (1 if pattern is _FOR else 2):
+            return reason
+    return None
 
 
 _NAME = re.compile(r"\bnamed?\b|\bnames\b|\bcalled\b", re.IGNORECASE)
