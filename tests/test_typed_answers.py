@@ -31,6 +31,8 @@ def test_phrase_rules() -> None:
     assert quoted('I loved "Becoming Nicole" by Amy Ellis Nutt. It is true.') == '"Becoming Nicole" by Amy Ellis Nutt'
     assert quoted("No title here.") is None
     assert answer_phrase("Maria joined a gym last week!", {"maria"}) == "joined a gym"
+    caption = "[image: a photo of a certificate of completion of a university degree]"
+    assert answer_phrase(caption, set()) == "certificate of completion of a university degree"
 
 
 def test_what_names_the_thing_with_its_modifiers() -> None:

@@ -17,6 +17,7 @@ TIME_WORDS = frozenset(
     evening afternoon monday tuesday wednesday thursday friday saturday sunday few""".split()
 )
 _EDGE = re.compile(r"^[^\w\"“'+]+|[^\w\"”'+]+$")
+_CAPTION = re.compile(r"^\[image:\s*(?:an?\s+)?(?:photo|photograph|photography|picture|image)\s+of\s+", re.IGNORECASE)
 _AUX = r"(?:did|does|do|is|was|are|were|has|have|had|can|could|would|will|should|might|may)"
 _ASKING = re.compile(
     rf"^\s*(?:\w+\s+){{0,2}}?(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?"
@@ -45,7 +46,9 @@ def trimmed(words: list[str], dropped: set[str]) -> list[str]:
 
 
 def answer_phrase(text: str, dropped: set[str]) -> str:
-    """The clause without the question's words, persons, times and little words at its edges."""
+    """The clause without the question's words, persons, times and little words at its edges (a shared photo's
+    caption without its "[image: a photo of …]" wrapper)."""
+    text = _CAPTION.sub("", text).rstrip("]")
     words = trimmed(text.rstrip(" .!?").split(), dropped | STOP_EDGE | TIME_WORDS)
     return " ".join(words) or text
 
