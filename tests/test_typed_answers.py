@@ -116,3 +116,18 @@ def test_a_reason_is_what_follows_because_or_for() -> None:
     assert typed_answer("Why did John start blogging about politics?", blog).span == (
         "raise awareness and start conversations"
     )
+
+
+def test_a_list_question_names_the_things_of_several_memories() -> None:
+    evidence = [
+        memory(1, "Maria", "Lately I really enjoy aerial yoga, it's a great way to switch off."),
+        memory(2, "Maria", "I want to get stronger, so I'm trying kundalini yoga."),
+        memory(3, "John", "Yoga sounds fun!"),
+    ]
+    span = typed_answer("What types of yoga has Maria practiced?", evidence).span
+    assert span == "aerial yoga, kundalini yoga"
+    pets = [
+        memory(4, "Melanie", "Our pet dog is called Oliver."),
+        memory(5, "Melanie", "Our new pet cat is named Bailey."),
+    ]
+    assert typed_answer("What are the names of Melanie's pets?", pets).span == "Oliver, Bailey"

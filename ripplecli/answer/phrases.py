@@ -27,6 +27,10 @@ _ASKING = re.compile(
 _QUOTED = re.compile(r"\"[^\"]{2,80}\"|“[^”]{2,80}”")
 _BY = re.compile(r"^\s*by\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3})")
 DETERMINERS = frozenset("another some any every each this that these those such other".split())
+OPENERS = DETERMINERS | frozenset(
+    """a an the to of in on at for with from by about into onto like my your his her their our its no two three
+    four five several many few""".split()
+)
 MODIFIERS = 3  # words before the asked noun kept as its modifiers
 
 
@@ -82,6 +86,8 @@ def noun_phrase(text: str, noun: str, dropped: set[str]) -> str | None:
             if words[start - 1].endswith(","):
                 break
             start -= 1
+        if start > 0 and start < i and bare(words[start - 1]) not in OPENERS:
+            start += 1  # "is [trying] kundalini yoga": after a subject or an adverb the first word is a verb
         if start < i:
             return " ".join(words[start : i + 1]).strip(",;:")
     return None

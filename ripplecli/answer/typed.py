@@ -214,6 +214,10 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
         kept = [c for c in ranked if c.score >= KEEP_FRACTION * best.score]
         if asked.type == "where":  # a place is wanted: any clause that carries a cue may name it
             kept += [c for c in ranked if 0 < c.score < KEEP_FRACTION * best.score]
+        if asked.type in ("what", "which") and many(asked.text):
+            found = several(asked, kept)
+            if found:
+                return answered(asked, ", ".join(span for span, _ in found), found[0][1], [c for _, c in found[1:]])
         if asked.type in ("what", "which"):  # the named thing is taken from the best memory only
             kept = [c for c in kept if c.evidence is best.evidence]
         for clause in kept:
@@ -223,6 +227,29 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
     if asked.type == "when" and session_stamp(best.evidence):  # no stated time: the turn reports the event itself
         return answered(asked, shown_date(session_stamp(best.evidence)), best)
     return answered(asked, clause_span(asked, best), best)
+
+
+def many(question: str) -> bool:
+    """A question that asks for several things: "What books…", "names", "both"."""
+    noun = asked_noun(question)
+    plural = bool(noun and noun.endswith("s") and not noun.endswith(("ss", "us", "is")) and noun not in NOT_PLURAL)
+    return plural or bool(_MANY.search(question))
+
+
+def several(asked: Question, kept: list[Clause]) -> list[tuple[str, Clause]]:
+    """The named things of the best-scoring clauses, one per memory, at most LIST_AT of them."""
+    found: dict[str, Clause] = {}
+    seen: set[int] = set()
+    for clause in kept:
+        if clause.evidence.memory_id in seen:
+            continue
+        span = _what(asked, clause)
+        if span and span not in found:
+            found[span] = clause
+            seen.add(clause.evidence.memory_id)
+        if len(found) == LIST_AT:
+            break
+    return list(found.items())
 
 
 def new_words(asked: Question, text: str) -> set[str]:
@@ -315,6 +342,9 @@ def _why(asked: Question, clause: Clause) -> str | None:
     return None
 
 
+_MANY = re.compile(r"\bnames\b|\bboth\b|\b(?:kinds|types|sorts) of\b", re.IGNORECASE)
+NOT_PLURAL = frozenset("news series species politics physics mathematics economics means".split())
+LIST_AT = 3  # a list question's answer: the named things of at most this many memories
 _NAME = re.compile(r"\bnamed?\b|\bnames\b|\bcalled\b", re.IGNORECASE)
 NAMED_WORKS = frozenset(
     "book books song songs movie movies film films show shows series album title poem play game podcast novel band"
