@@ -131,3 +131,17 @@ def test_a_list_question_names_the_things_of_several_memories() -> None:
         memory(5, "Melanie", "Our new pet cat is named Bailey."),
     ]
     assert typed_answer("What are the names of Melanie's pets?", pets).span == "Oliver, Bailey"
+
+
+def test_who_names_a_relation_when_no_person_is_named() -> None:
+    evidence = [
+        memory(1, "Maria", "I started volunteering to help make a difference."),
+        memory(
+            2,
+            "Maria",
+            "My aunt believed in volunteering, so I'm inspired by her.",
+            "Maria's aunt believed in volunteering, so Maria is inspired by her.",
+        ),
+        memory(3, "John", "That's great, Maria!"),
+    ]
+    assert typed_answer("Who inspired Maria to start volunteering?", evidence).span == "Maria's aunt"

@@ -224,6 +224,8 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
             span = pick(asked, clause)
             if span:
                 return answered(asked, span, clause)
+        if asked.type == "who" and _speaker(asked, best):
+            return answered(asked, best.speaker, best)
     if asked.type == "when" and session_stamp(best.evidence):  # no stated time: the turn reports the event itself
         return answered(asked, shown_date(session_stamp(best.evidence)), best)
     return answered(asked, clause_span(asked, best), best)
@@ -298,8 +300,16 @@ def _where(asked: Question, clause: Clause) -> str | None:
     return place_span(names, f"{e.context.text if e.context else ''} {e.restatement}", asked.words) or None
 
 
+_RELATION = re.compile(
+    r"\b((?:[A-Z][a-z]+'s|my|his|her|their|our)\s+(?:[a-z]+\s+)?"
+    r"(mom|mum|mother|dad|father|parents|sister|brother|aunt|uncle|cousin|grandma|grandmother|grandpa|grandfather"
+    r"|friends?|colleagues?|co-?workers?|boss|mentors?|neighbou?rs?|partner|husband|wife|son|daughter|kids"
+    r"|children|family|teacher|coach|team|organi[sz]ation|group))\b"
+)
+
+
 def _who(asked: Question, clause: Clause) -> str | None:
-    """Persons the memory names that the question does not, else its speaker (who said or did it)."""
+    """Persons the clause names that the question does not, else a relation it names ("Maria's aunt")."""
     lowered = clause.text.lower()
     others = [
         p
@@ -308,6 +318,12 @@ def _who(asked: Question, clause: Clause) -> str | None:
     ]
     if others:
         return place_span(others, clause.evidence.restatement, asked.words)
+    relation = _RELATION.search(clause.text)
+    return relation.group(1) if relation and relation.group(2).lower() not in asked.words else None
+
+
+def _speaker(asked: Question, clause: Clause) -> str | None:
+    """The clause's speaker, when the question does not name them: who said or did it."""
     return clause.speaker if clause.speaker.casefold() not in asked.persons else None
 
 
