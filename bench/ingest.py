@@ -2,6 +2,7 @@
 
 .venv/bin/python bench/ingest.py [--data PATH] [--repeat 3] [--conversations conv-26,conv-30] [--cli]
 .venv/bin/python bench/ingest.py --conversations conv-30 --repeat 1 --whatsapp 10000   # an export, same turns/s?
+.venv/bin/python bench/ingest.py --conversations conv-41 --sequential   # without encoding ahead on a second thread
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import ripplecli.ingest
 from ripplecli.api import Memory
 from ripplecli.formats import read_conversations
 from ripplecli.ingest import IngestReport
@@ -52,33 +54,34 @@ def warm_up(conversation: Conversation) -> float:
     return time.perf_counter() - started
 
 
-def ingest_once(conversation: Conversation, links: str | None) -> tuple[float, IngestReport, list[str], Encoder]:
-    """Seconds to ingest one conversation into a fresh store, its report, and the restatements it wrote."""
+def ingest_once(conversation: Conversation, links: str | None) -> tuple[float, float, IngestReport, list[str], Encoder]:
+    """Seconds (wall, CPU) to ingest one conversation into a fresh store, its report, the restatements it wrote."""
     with tempfile.TemporaryDirectory() as folder, Memory(Path(folder) / "store") as memory:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         report = memory.ingest_conversations([conversation], label=conversation.conversation_id, links=links)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         rows = memory.store.con.execute("SELECT restatement FROM memories ORDER BY memory_id").fetchall()
         encoder = memory.encoder
-    return seconds, report, [r[0] for r in rows], encoder
+    return seconds, cpu, report, [r[0] for r in rows], encoder
 
 
-def encode_seconds(encoder: Encoder, texts: list[str], repeat: int) -> float:
-    """Median time to only encode the same restatements with the same encoder."""
-    times = []
+def encode_seconds(encoder: Encoder, texts: list[str], repeat: int) -> tuple[float, float]:
+    """Median time (wall, CPU) to only encode the same restatements with the same encoder."""
+    times, cpus = [], []
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         encoder.encode(texts)
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(times), statistics.median(cpus)
 
 
 def bench_conversation(conversation: Conversation, repeat: int, links: str | None = None) -> dict:
     """One row of the table: counts, median seconds, turns/s, pure-encoding time, peak RSS."""
     runs = [ingest_once(conversation, links) for _ in range(repeat)]
     seconds = statistics.median(r[0] for r in runs)
-    _, report, texts, encoder = runs[-1]
-    encoding = encode_seconds(encoder, texts, repeat)
+    _, _, report, texts, encoder = runs[-1]
+    encoding, encoding_cpu = encode_seconds(encoder, texts, repeat)
     return {
         "conversation": conversation.conversation_id,
         "turns": conversation.turn_count,
@@ -88,24 +91,39 @@ def bench_conversation(conversation: Conversation, repeat: int, links: str | Non
         "turns_per_s": round(conversation.turn_count / seconds, 1),
         "encode_seconds": round(encoding, 3),
         "ingest_over_encode": round(seconds / encoding, 2) if encoding else None,
+        "cpu_seconds": round(statistics.median(r[1] for r in runs), 3),
+        "encode_cpu_seconds": round(encoding_cpu, 3),
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
 
 
 def cli_seconds(data: Path, conversation_id: str, repeat: int) -> dict:
-    """Wall time of `ripple ingest` (start-up included) for one conversation written to its own LoCoMo file."""
+    """Wall and CPU time of `ripple ingest` (start-up included) for one conversation written to its own LoCoMo file
+    (`python -m ripplecli.cli`, so the code on PYTHONPATH is what runs)."""
     sample = next(s for s in json.loads(data.read_text(encoding="utf-8")) if s["sample_id"] == conversation_id)
-    ripple = Path(sys.executable).with_name("ripple")
-    times = []
+    times, cpus = [], []
     with tempfile.TemporaryDirectory() as folder:
         chat = Path(folder) / f"{conversation_id}.json"
         chat.write_text(json.dumps([sample]), encoding="utf-8")
         for run in range(repeat):
             store = Path(folder) / f"store-{run}"
-            started = time.perf_counter()
-            subprocess.run([str(ripple), "ingest", str(chat), "--store", str(store)], check=True, capture_output=True)
+            started, before = time.perf_counter(), children_cpu()
+            command = [sys.executable, "-m", "ripplecli.cli", "ingest", str(chat), "--store", str(store)]
+            subprocess.run(command, check=True, capture_output=True)
             times.append(time.perf_counter() - started)
-    return {"conversation": conversation_id, "cli_seconds": round(statistics.median(times), 3), "runs": len(times)}
+            cpus.append(children_cpu() - before)
+    return {
+        "conversation": conversation_id,
+        "cli_seconds": round(statistics.median(times), 3),
+        "cli_cpu_seconds": round(statistics.median(cpus), 3),
+        "runs": len(times),
+    }
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def write_whatsapp(conversations: list[Conversation], count: int, path: Path) -> None:
@@ -136,13 +154,15 @@ def bench_whatsapp(conversations: list[Conversation], count: int, repeat: int) -
 def print_table(rows: list[dict]) -> None:
     """A plain fixed-width table."""
     header = f"{'conversation':<13}{'turns':>6}{'mem':>6}  {'edges (contiguity/semantic/structural)':<40}"
-    header += f"{'median s':>9}{'turns/s':>9}{'encode s':>9}{'ingest/enc':>11}{'peak RSS MB':>12}"
+    header += f"{'median s':>9}{'turns/s':>9}{'encode s':>9}{'ingest/enc':>11}"
+    header += f"{'CPU s':>7}{'enc CPU':>8}{'peak RSS MB':>12}"
     print(header)
     for r in rows:
         edges = "/".join(str(r["edges"].get(c, 0)) for c in ("contiguity", "semantic", "structural"))
         print(
             f"{r['conversation']:<13}{r['turns']:>6}{r['memories']:>6}  {edges:<40}{r['seconds']:>9.2f}"
-            f"{r['turns_per_s']:>9.0f}{r['encode_seconds']:>9.2f}{r['ingest_over_encode']:>11.2f}{r['peak_rss_mb']:>12.0f}"
+            f"{r['turns_per_s']:>9.0f}{r['encode_seconds']:>9.2f}{r['ingest_over_encode']:>11.2f}"
+            f"{r['cpu_seconds']:>7.1f}{r['encode_cpu_seconds']:>8.1f}{r['peak_rss_mb']:>12.0f}"
         )
 
 
@@ -157,12 +177,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
     parser.add_argument("--links", default=None, help="also build links while ingesting, e.g. cable (CABLE cost)")
     parser.add_argument("--whatsapp", type=int, default=0, help="also ingest a WhatsApp export of N messages")
+    parser.add_argument("--sequential", action="store_true", help="in process: encode after extracting, not ahead")
     return parser.parse_args()
 
 
 def main() -> None:
     """Run the benchmark and print per-conversation figures and a one-line summary."""
     args = parse_args()
+    if args.sequential:
+        ripplecli.ingest.ENCODE_AHEAD = False
     conversations = read_conversations(args.data)
     wanted = [c for c in args.conversations.split(",") if c]
     if wanted:
@@ -187,7 +210,10 @@ def main() -> None:
     print_table(rows)
     cli = cli_seconds(args.data, args.cli_conversation, args.repeat) if args.cli else None
     if cli:
-        print(f"CLI `ripple ingest` {cli['conversation']}: median {cli['cli_seconds']:.2f} s over {cli['runs']} runs")
+        print(
+            f"CLI `ripple ingest` {cli['conversation']}: median {cli['cli_seconds']:.2f} s "
+            f"({cli['cli_cpu_seconds']:.1f} s CPU) over {cli['runs']} runs"
+        )
     locomo = [r for r in rows if r["conversation"] != "whatsapp"]
     seconds = statistics.median(r["seconds"] for r in locomo)
     rate = statistics.median(r["turns_per_s"] for r in locomo)

@@ -27,6 +27,9 @@ Progress = Callable[[int, int], None]
 # graph candidates (nearest vectors, cue holders) are searched among the batch too, so a 10,000-message export in
 # one batch cost quadratically more per turn than a LoCoMo conversation (300-700 turns) does.
 BATCH_TURNS = 500
+# Encode a batch's restatements on a second thread while the extractor parses it (ripplecli/early_encoding.py);
+# bench/ingest.py --sequential turns it off to measure what it saves.
+ENCODE_AHEAD = True
 
 
 @dataclass
@@ -124,9 +127,9 @@ class Ingestor:
         progress: Progress | None = None,
         linker=None,
         owner: str | None = None,
-        overlap: bool = True,
+        overlap: bool | None = None,
     ):
-        self.overlap = overlap  # encode ahead on a second thread while extracting (False: one after the other)
+        self.overlap = ENCODE_AHEAD if overlap is None else overlap  # False: extract, then encode
         self.store = store
         self.owner = owner  # the name the owner's turns are stored under (None: the name the export gives them)
         self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed

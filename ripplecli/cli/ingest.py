@@ -128,7 +128,7 @@ def ingest(
     Exports that mark your own messages (ChatGPT's `user`, Claude's `human`, your side of a Telegram or WhatsApp
     chat) store them under your name: `--me`, else `me` in the config, else asked once on a terminal.
 
-    A file may hold at most 50,000 turns (split a larger export, e.g. by conversation).
+    A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
     """
     from ripplecli.api import read_chat
     from ripplecli.formats.load import check_format
