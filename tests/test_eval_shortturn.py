@@ -1,0 +1,46 @@
+"""The short-turn tuning set loads, its evidence resolves and is worded apart from its question."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import REPO
+
+from ripplecli.cues import content_tokens
+from ripplecli.eval.locomo import ASKED_CATEGORIES, Sample, load_samples
+
+TUNING = REPO / "eval" / "shortturn-tuning.json"
+
+
+@pytest.fixture(scope="module")
+def samples() -> list[Sample]:
+    return load_samples(TUNING)
+
+
+def test_two_chats_of_short_turns_over_six_sessions(samples: list[Sample]) -> None:
+    assert len(samples) == 2
+    for sample in samples:
+        sessions = sample.conversation.sessions
+        assert len(sessions) == 6 and all(s.timestamp is not None for s in sessions)
+        words = sorted(len(t.text.split()) for s in sessions for t in s.turns)
+        assert words[len(words) // 2] <= 5
+        assert len(sample.questions) == 10
+
+
+def test_evidence_resolves_and_multi_hop_spans_sessions(samples: list[Sample]) -> None:
+    for sample in samples:
+        ids = {t.turn_id for s in sample.conversation.sessions for t in s.turns}
+        for question in sample.questions:
+            assert question.category in ASKED_CATEGORIES
+            assert question.gold and not question.unresolved and set(question.gold) <= ids, question.text
+            if question.category == 1:
+                assert len({turn[1:].split(":")[0] for turn in question.gold}) >= 2, question.text
+
+
+def test_evidence_is_worded_apart_from_its_question(samples: list[Sample]) -> None:
+    for sample in samples:
+        turns = {t.turn_id: t for s in sample.conversation.sessions for t in s.turns}
+        speakers = {t.speaker.lower() for t in turns.values()}
+        for question in sample.questions:
+            asked = set(content_tokens(question.text)) - speakers
+            for turn_id in question.gold:
+                assert not asked & set(content_tokens(turns[turn_id].text)), (question.text, turn_id)
