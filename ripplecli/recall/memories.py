@@ -54,9 +54,14 @@ BARE_REPLY_WORDS = 4  # ... and one this short needs it even when that turn aske
 _WORD = re.compile(r"\w+")
 
 
+def word_count(text: str) -> int:
+    """Words in a text (punctuation and emoji left out)."""
+    return len(_WORD.findall(text))
+
+
 def is_short_reply(text: str, previous: str) -> bool:
     """A turn that cannot be read alone: a few words answering the other speaker's question (or any turn)."""
-    words = len(_WORD.findall(text))
+    words = word_count(text)
     return words <= BARE_REPLY_WORDS or (words <= SHORT_REPLY_WORDS and "?" in previous)
 
 

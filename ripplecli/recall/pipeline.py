@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import numpy as np
@@ -29,7 +29,14 @@ from ripplecli.recall.diffusion import cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
 from ripplecli.recall.planner import Plan, Planner, RulesPlanner, namespaced, question_cues
-from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer, list_kind, with_owner
+from ripplecli.recall.query import (
+    QueryAnalyzer,
+    QueryCues,
+    RulesQueryAnalyzer,
+    list_kind,
+    with_owner,
+    without_speakers,
+)
 from ripplecli.recall.sessions import Sessions, cue_weights, local_ranking, session_view
 from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
@@ -56,6 +63,15 @@ LIST_COVERED = 10  # a list question's sessions count as covered when one of the
 LIST_TOP = 3  # items taken from sessions not yet covered, the best one per session (3 > 5 on the tuning set)
 LIST_SESSIONS = 3  # a list target is met when the evidence head spans this many sessions
 LIST_ROUNDS = 2  # a list question may take a second round while its target is still open
+# Short-turn chats: when the question's own nearest memories are short turns (their median at most SHORT_HITS_WORDS
+# words over the first SHORT_HITS_TOP), its speaker's name is what matched them ("Omar: stop" for "What should Omar
+# avoid eating?"), so the dense view asks with the question's words without the chat speakers' names, plus
+# NAME_WEIGHT of the whole question. Chosen on eval/shortturn-tuning.json (0.5 > 0.25 > 0 > 1.0) with LoCoMo's dev
+# conversations as the check: their nearest memories are never that short, so LoCoMo keeps the whole question (the
+# name-free vector there lost held-out temporal questions whose evidence only the speaker's name brought near).
+SHORT_HITS_TOP = 10
+SHORT_HITS_WORDS = 6
+NAME_WEIGHT = 0.5
 
 
 class Recaller:
@@ -108,8 +124,9 @@ class Recaller:
         if index.count == 0:
             trace.note = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
-        vector = self.encoder().encode([cues.text])[0] if "dense" in mode.views or mode.growth != "none" else None
-        views = self._views(mode, cues, vector, params.k)
+        content = without_speakers(cues.text, index.speakers)  # the question's words, for the lexical view
+        vector = self._vector(index, cues.text, content) if "dense" in mode.views or mode.growth != "none" else None
+        views = self._views(mode, cues, vector, params.k, content)
         index.prefetch(mid for view in views for mid, _ in view.ranked)
         sessions = Sessions(index)
         if mode.sessions:
@@ -150,12 +167,26 @@ class Recaller:
         return RecallResult(question, params.mode, params.k, evidence, trace, None, time.perf_counter() - started)
 
     # --- first hop -----------------------------------------------------------------------------
-    def _views(self, mode: Mode, cues: QueryCues, vector: np.ndarray | None, k: int) -> list[ViewHits]:
-        """The seeding views of this mode, each retrieved deep enough to fill K by fusion."""
+    def _vector(self, index: RecallIndex, question: str, content: str) -> np.ndarray:
+        """The question's vector; when it names a speaker and its nearest memories are short turns, its words
+        without the names with NAME_WEIGHT of the whole question (SHORT_HITS_WORDS)."""
+        if content == question:
+            return self.encoder().encode([question])[0]
+        without, whole = self.encoder().encode([content, question])
+        nearest = [mid for mid, _ in self.store.vector_index().search(whole, SHORT_HITS_TOP)]
+        index.prefetch(nearest)
+        if not nearest or median_words(index.texts.get(mid, "") for mid in nearest) > SHORT_HITS_WORDS:
+            return whole
+        blended = without + NAME_WEIGHT * whole
+        return blended / max(float(np.linalg.norm(blended)), 1e-12)
+
+    def _views(self, mode: Mode, cues: QueryCues, vector: np.ndarray | None, k: int, content: str) -> list[ViewHits]:
+        """The seeding views of this mode, each retrieved deep enough to fill K by fusion; `content` is the question
+        without the chat speakers' names (the lexical view's text)."""
         depth = max(k, 50) + 30
         makers = {
             "dense": lambda: dense_view(self.store, vector, depth),
-            "lexical": lambda: lexical_view(self.store, cues.text, depth),
+            "lexical": lambda: lexical_view(self.store, content, depth),
             "cue": lambda: cue_view(self.index(), cues, depth),
         }
         return [makers[name]() for name in mode.views]
@@ -224,6 +255,11 @@ def _share(ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker
         scores = ctx.store.vector_index().get_vectors(own) @ kind
         own = [own[i] for i in np.argsort(-scores, kind="stable")]
     return speaker_share(ranked, own)
+
+
+def median_words(restatements: Iterable[str]) -> float:
+    """Median word count of memories' texts, their speaker's name left out."""
+    return float(np.median([memories.word_count(text.split(": ", 1)[-1]) for text in restatements]))
 
 
 def validate(question: str, params: RecallParams) -> None:

@@ -113,6 +113,18 @@ def unpossessive(token: str) -> str:
     return token[:-2] if token.endswith("'s") and len(token) > 2 else token
 
 
+def without_speakers(text: str, speakers: set[str]) -> str:
+    """The question with the chat speakers' names taken out, for the dense and lexical views: every memory starts
+    with its speaker's name, so in a chat of short turns the name alone outranked every content match (the focus
+    still reads the name from the question's persons). The text itself when nothing else is left."""
+    rest = text
+    for name in sorted(speakers, key=len, reverse=True):
+        words = r"\s+".join(re.escape(word) for word in name.split())
+        rest = re.sub(rf"(?<!\w){words}(?:['’]s)?(?!\w)", " ", rest, flags=re.IGNORECASE)
+    rest = " ".join(rest.split())
+    return rest if content_tokens(rest) else text
+
+
 def answer_kind(question: str) -> str | None:
     """ "Which cities has Jon visited?" wants memories that name a place."""
     return next((kind for kind, pattern in ANSWER_KINDS.items() if pattern.search(question)), None)
