@@ -199,6 +199,23 @@ def test_llm_verifier_rejects_shared_topic_and_falls_back_on_failure(fake_llm):
     assert fallback.failures[0]["stage"] == "cable:verify"
 
 
+def test_llm_verifier_judges_the_best_matching_candidates_only_under_a_bounded_schema(fake_llm):
+    from ripplecli.graph.verifiers import MAX_SHOWN
+
+    cands = [candidate(view(i, "Jordan", f"Jordan note {i}.", ["jordan"]), i / 100, 0.0) for i in range(1, 12)]
+    llm = fake_llm({"verdicts": [{"number": 1, "relation": "cause", "confidence": 0.9}]})
+    verdicts = LLMVerifier(llm).verify(LATER, cands, {"jordan"})
+    assert [v.accepted for v in verdicts].count(True) == 1 and verdicts[-1].accepted  # 1. is the best query match
+    prompt = llm.requests[0][0][-1]["content"]
+    assert prompt.count("Jordan note") == MAX_SHOWN and "Jordan note 1." not in prompt
+    schema = llm.requests[0][1]
+    assert schema["properties"]["verdicts"]["maxItems"] == MAX_SHOWN
+    assert "cause" in json.dumps(schema) and "none" in json.dumps(schema)
+    failed = LLMVerifier(fake_llm({"verdicts": [{"number": 1, "relation": "shared topic", "confidence": 0.9}]}))
+    failed.verify(LATER, cands, {"jordan"})
+    assert failed.failures[0]["stage"] == "cable:verify"  # a relation outside the list is a schema violation
+
+
 # --- steps 2 and 4 against a store -------------------------------------------------------------------
 def test_subtraction_keeps_direct_neighbours_out(store_with_chat):
     memory = store_with_chat

@@ -8,6 +8,7 @@ model for the same under a JSON schema and falls back to the rules on failure.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -157,11 +158,11 @@ def _query_model() -> Any:
     class QueryOut(BaseModel):
         model_config = ConfigDict(extra="forbid")
         text: Annotated[str, StringConstraints(min_length=3, max_length=200)]
-        relation: str
+        relation: Annotated[str, StringConstraints(max_length=20)]
 
     class QueriesOut(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        type: str
+        type: Annotated[str, StringConstraints(max_length=20)]
         queries: Annotated[list[QueryOut], Field(max_length=MAX_QUERIES)]
 
     return QueriesOut
@@ -187,7 +188,7 @@ class LLMQuerier(FailureLog):
 
         messages = [
             {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Memory (said by {memory.speaker}): {memory.restatement!r}"},
+            {"role": "user", "content": f"Memory (said by {memory.speaker}): {json.dumps(memory.restatement)}"},
         ]
         out, failure = structured(self.llm, messages, _query_model(), "cable:query", self.log)
         if out is None:
