@@ -6,7 +6,7 @@ import pytest
 
 from ripplecli.answer import NOT_FOUND, answer_for
 from ripplecli.answer.spans import written_interval
-from ripplecli.answer.typed import question_type, typed_answer
+from ripplecli.answer.typed import persons_about, question_type, typed_answer
 from ripplecli.trace import Evidence, SourceRef
 
 
@@ -173,3 +173,13 @@ def test_a_question_about_one_speaker_is_not_answered_by_the_other() -> None:
 def test_a_date_without_a_year_is_written_without_one() -> None:
     evidence = [memory(1, "Alex", "Maya's birthday is on June 14th and I want to take her out.")]
     assert typed_answer("When is Maya's birthday?", evidence).span == "14 June"
+
+
+def test_two_chats_with_the_same_speaker_and_turn_number_do_not_break_the_order() -> None:
+    # John is a speaker of two stored chats; both have a turn D1:3 in a session "1" (a store of several chats)
+    first = memory(3, "John", "He wants to move abroad.")
+    second = memory(3, "John", "She said it too.")
+    second.memory_id = 40
+    about = persons_about([first, second])
+    assert set(about) == {3, 40}
+    typed_answer("Would John be open to moving to another country?", [first, second])  # no TypeError

@@ -497,7 +497,8 @@ def persons_about(evidence: list[Evidence]) -> dict[int, set[str]]:
     nearest earlier memory of the same session names (within a few turns)."""
     about: dict[int, set[str]] = {}
     speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
-    ordered = sorted((p, e) for e in evidence if (p := turn_place(e)) is not None)
+    placed = [(p, e) for e in evidence if (p := turn_place(e)) is not None]
+    ordered = sorted(placed, key=lambda pair: (pair[0], pair[1].memory_id))  # one place in two chats: no tie
     for place, e in ordered:
         named = set(e.persons) - speakers
         if not named and _PRONOUN.search(e.restatement):
