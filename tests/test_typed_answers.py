@@ -145,3 +145,14 @@ def test_who_names_a_relation_when_no_person_is_named() -> None:
         memory(3, "John", "That's great, Maria!"),
     ]
     assert typed_answer("Who inspired Maria to start volunteering?", evidence).span == "Maria's aunt"
+
+
+def test_memories_of_one_turn_or_of_two_chats_are_weighed_without_error() -> None:
+    """Two memories from the same turn, and the same turn id in another chat of the store, sort apart."""
+    first = memory(1, "Alex", "Harbor Grill was lovely, I love the terrace.")
+    second = memory(2, "Alex", "Harbor Grill has a great oyster bar.")
+    second.sources[0].turn_id = first.sources[0].turn_id
+    other_chat = memory(1, "Alex", "Maya is allergic to shellfish, Harbor Grill is risky.")
+    other_chat.conversation_id = "another-chat"
+    answer = typed_answer("Should Alex go to Harbor Grill?", [first, second, other_chat])
+    assert answer.found and answer.type == "should"

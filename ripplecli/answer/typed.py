@@ -485,11 +485,13 @@ def opinions(asked: Question, evidence: list[Evidence]) -> list[Opinion]:
 
 
 def turn_place(e: Evidence) -> tuple[str, str, int] | None:
-    """(speaker, session, turn number) of the memory's first source turn."""
+    """(speaker, session, turn number) of the memory's first source turn; the session is named with its
+    conversation, since a store of several chats holds a "session 1" in each."""
     if not e.sources:
         return None
     match = re.search(r"(\d+)$", e.sources[0].turn_id)
-    return (e.sources[0].speaker, e.sources[0].session_id, int(match.group(1))) if match else None
+    session = f"{e.conversation_id}/{e.sources[0].session_id}"
+    return (e.sources[0].speaker, session, int(match.group(1))) if match else None
 
 
 def persons_about(evidence: list[Evidence]) -> dict[int, set[str]]:
