@@ -170,14 +170,14 @@ class Recaller:
     def _vector(self, index: RecallIndex, question: str, content: str) -> np.ndarray:
         """The question's vector; when it names a speaker and its nearest memories are short turns, its words
         without the names with NAME_WEIGHT of the whole question (SHORT_HITS_WORDS)."""
+        whole = self.encoder().encode([question])[0]
         if content == question:
-            return self.encoder().encode([question])[0]
-        without, whole = self.encoder().encode([content, question])
+            return whole
         nearest = [mid for mid, _ in self.store.vector_index().search(whole, SHORT_HITS_TOP)]
         index.prefetch(nearest)
         if not nearest or median_words(index.texts.get(mid, "") for mid in nearest) > SHORT_HITS_WORDS:
-            return whole
-        blended = without + NAME_WEIGHT * whole
+            return whole  # the second encoding is paid only where the name swamps
+        blended = self.encoder().encode([content])[0] + NAME_WEIGHT * whole
         return blended / max(float(np.linalg.norm(blended)), 1e-12)
 
     def _views(self, mode: Mode, cues: QueryCues, vector: np.ndarray | None, k: int, content: str) -> list[ViewHits]:
