@@ -84,12 +84,13 @@ def links_current(path: Path) -> bool:
 
 @functools.cache
 def search_is_hnswlibs() -> bool:
-    """Whether the installed hnswlib is 0.8.0, whose search MappedHnsw repeats (not the fork, not another version):
-    one stat of its dist-info folder (importlib.metadata would scan every installed package)."""
+    """Whether the installed hnswlib is one whose search MappedHnsw repeats: hnswlib 0.8.0, or the wheel-built fork
+    hnswlib-noderag 0.8.2 (same search, checked hit for hit); one stat of its dist-info folder (importlib.metadata
+    would scan every installed package)."""
     module = getattr(hnswlib, "__file__", None)
-    return hnswlib.__name__ == "hnswlib" and module is not None and (
-        Path(module).with_name("hnswlib-0.8.0.dist-info").is_dir()
-    )
+    known = {"hnswlib": "hnswlib-0.8.0.dist-info", "hnswlib_noderag": "hnswlib_noderag-0.8.2.dist-info"}
+    dist_info = known.get(hnswlib.__name__)
+    return module is not None and dist_info is not None and Path(module).with_name(dist_info).is_dir()
 
 
 class StdHeap:
