@@ -5,7 +5,7 @@ question's own words matched against the store's cue forms); a person or place t
 question (I/me/my stand for the store owner) and known to the store; a time range only counts for a question that
 states a time the rules did not resolve; keywords must be words of the question. What fails is dropped or replaced
 and recorded in `last_failure` (the trace's `query_cues.failure`) and on the model call. The dense and lexical views
-read the question itself unless `text_mode` says otherwise (the restatement alone lowered recall).
+read the question itself unless `text_mode` says otherwise: then the model cannot move the first hop away from it.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class LLMQueryAnalyzer:
 
     name = "llm"
     needs_llm = True
-    text_mode = "question"  # what the dense and lexical views read (TEXT_MODES); the question measured best
+    text_mode = "question"  # what the dense and lexical views read (TEXT_MODES); the question: rules-equal
 
     def __init__(self, llm: LLM, log: CallLog | None = None, fallback: QueryAnalyzer | None = None):
         self.llm = llm
