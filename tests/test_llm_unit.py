@@ -95,7 +95,7 @@ def test_a_timeout_is_a_recorded_failure(fake_llm):
 # --- extractor -------------------------------------------------------------------------------------
 def test_extractor_writes_grounded_drafts_with_concepts(fake_llm):
     extractor = LLMExtractor(fake_llm(GOOD))
-    drafts = extractor.extract(window(TURNS))
+    drafts = [d for d in extractor.extract(window(TURNS)) if d.extractor == "llm"]
     assert [d.source_turns for d in drafts] == [["D1:1"], ["D1:3"]]
     first = drafts[0]
     assert first.extractor == "llm" and "maya" in first.persons and "alice" in first.persons
@@ -157,8 +157,15 @@ def test_context_turns_are_shown_but_cannot_be_cited(fake_llm):
 def test_window_is_sent_in_chunks_and_an_empty_list_is_valid(fake_llm):
     llm = fake_llm({"memories": []})
     extractor = LLMExtractor(llm, turns_per_call=2)
-    assert extractor.extract(window(TURNS * 2)) == []
+    drafts = extractor.extract(window(TURNS * 2))
     assert len(llm.requests) == 3 and extractor.take_failures() == []
+    assert drafts and {d.extractor for d in drafts} == {"rules"}  # turns no model memory cites: the rules' drafts
+
+
+def test_turns_no_model_memory_cites_are_extracted_by_the_rules(fake_llm):
+    drafts = LLMExtractor(fake_llm({"memories": [memory_out("Alice went to Paris.", ["D1:1"])]})).extract(window(TURNS))
+    by = {d.extractor: [t for x in drafts if x.extractor == d.extractor for t in x.source_turns] for d in drafts}
+    assert by["llm"] == ["D1:1"] and by["rules"] and "D1:1" not in by["rules"]  # the rules only add
 
 
 def test_a_long_window_is_split_and_a_long_turn_cut_and_recorded(fake_llm):
@@ -223,8 +230,9 @@ def test_ingest_with_valid_model_output_stores_llm_memories(tmp_path, fake_setti
         report = memory.ingest(chat_file(tmp_path), extractor="llm")
         rows = memory.store.con.execute("SELECT restatement, extractor FROM memories ORDER BY memory_id").fetchall()
         gated = memory.store.con.execute("SELECT run_id, stage, location, error FROM failures").fetchall()
-    assert report.failures == 0 and report.memories == 2  # a rejected field is no fallback
-    assert {r[1] for r in rows} == {"llm"} and "HACKED" not in str(rows)
+    assert report.failures == 0  # a rejected field is no fallback
+    assert [r[1] for r in rows].count("llm") == 2  # the rules add the turns the model wrote nothing for
+    assert not any("HACKED" in r[0] for r in rows if r[1] == "llm")  # the injection turn is only quoted, by the rules
     assert [g[:3] for g in gated] == [(report.run_id, "extract:gate", "trip D1:1")] and "'Zed'" in gated[0][3]
 
 

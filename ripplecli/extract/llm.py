@@ -2,9 +2,11 @@
 
 A window's new turns go to the model in small chunks (a small model cannot write 40 turns of memories within
 its context), each with the turns just before it as context. A chunk whose output fails validation after one
-retry is extracted by the rules, and the failure is kept for the store's `failures` table. A valid memory whose field
-contradicts its turns (a person or place no turn, context turn or speaker names; a time its cited turns do not state)
-loses that field only, and each rejection is kept there too (stage "extract:gate").
+retry is extracted by the rules, and the failure is kept for the store's `failures` table. The turns of a valid
+chunk that none of the model's memories cites are extracted by the rules too, so the model can only add (a 0.5B
+model left most turns without a memory). A valid memory whose field contradicts its turns (a person or place no
+turn, context turn or speaker names; a time its cited turns do not state) loses that field only, and each
+rejection is kept there too (stage "extract:gate").
 """
 
 from __future__ import annotations
@@ -166,8 +168,12 @@ class LLMExtractor(FailureLog):
                 made = self._extract_chunk(chunk)
                 if made is None:
                     fallback.append((index, chunk))
-                else:
-                    drafts += made
+                    continue
+                drafts += made
+                cited = {t for d in made for t in d.source_turns}
+                uncited = [t for t in chunk.fresh if t.turn.turn_id not in cited]
+                if uncited:  # the model wrote nothing for these turns: the rules extract them, so it can only add
+                    fallback.append((index, replace(chunk, fresh=uncited)))
             per_window.append(drafts)
         self._add_concepts([d for drafts in per_window for d in drafts], windows)
         if fallback:
