@@ -161,7 +161,9 @@ def real_llm(smollm2: Path):
     """SmolLM2 through llama.cpp, loaded once per test session: small context and answers, one thread."""
     from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions
 
-    return LlamaCppLLM(smollm2, ModelOptions(n_ctx=2048, max_tokens=256, n_threads=1, seed=0))
+    llm = LlamaCppLLM(smollm2, ModelOptions(n_ctx=2048, max_tokens=256, n_threads=1, seed=0))
+    yield llm
+    llm.close()  # freed now, not by llama.cpp's __del__ at interpreter exit, which prints a TypeError there
 
 
 # --- a trivial extractor and a store held by another process ---------------------------------------
@@ -258,3 +260,10 @@ def store(tmp_path: Path, fake_settings, fake_extractor) -> Path:
     with new_memory(tmp_path / "store", fake_settings) as memory:
         memory.ingest(write_chat(tmp_path / "chat.json", [session(1, CHAT_1), session(2, CHAT_2)]))
     return tmp_path / "store"
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Models that tests loaded themselves are freed while llama.cpp's bindings still exist (no exit-time noise)."""
+    import gc
+
+    gc.collect()
