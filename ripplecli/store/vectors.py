@@ -24,6 +24,17 @@ EF_SEARCH = 64
 INITIAL_CAPACITY = 1024
 
 
+
+def exact_hits(
+    candidates: list[int], vectors_of: Callable[[Sequence[int]], np.ndarray], query: np.ndarray, k: int
+) -> Hits:
+    """The k candidates nearest the query by brute force (both indexes' fallback where the graph cannot answer)."""
+    if not candidates:
+        return []
+    similarities = vectors_of(candidates) @ (query / max(float(np.linalg.norm(query)), 1e-12))
+    best = np.argsort(-similarities, kind="stable")[:k]
+    return [(candidates[i], float(similarities[i])) for i in best]
+
 class HnswIndex:
     """Approximate cosine search; the store's DuckDB table is the truth, this file only a derived cache."""
 
@@ -127,11 +138,7 @@ class HnswIndex:
     def _exact_search(self, query: np.ndarray, k: int, allowed: Callable[[int], bool] | None) -> Hits:
         """Brute force over the live (and allowed) vectors."""
         candidates = [label for label in self._labels - self._deleted if allowed is None or allowed(label)]
-        if not candidates:
-            return []
-        similarities = self.get_vectors(candidates) @ (query / max(float(np.linalg.norm(query)), 1e-12))
-        best = np.argsort(-similarities, kind="stable")[:k]
-        return [(candidates[i], float(similarities[i])) for i in best]
+        return exact_hits(candidates, self.get_vectors, query, k)
 
     def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
         """The stored (unit-length) vectors of live memory ids, in the order given."""
@@ -224,11 +231,7 @@ class MappedIndex:
     def _exact_search(self, query: np.ndarray, k: int, allowed: Callable[[int], bool] | None) -> Hits:
         """Brute force over the live (and allowed) vectors, as HnswIndex does it."""
         candidates = [label for label in self.ids() if allowed is None or allowed(label)]
-        if not candidates:
-            return []
-        similarities = self.get_vectors(candidates) @ (query / max(float(np.linalg.norm(query)), 1e-12))
-        best = np.argsort(-similarities, kind="stable")[:k]
-        return [(candidates[i], float(similarities[i])) for i in best]
+        return exact_hits(candidates, self.get_vectors, query, k)
 
     def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
         """The stored (unit-length) vectors of live memory ids, in the order given."""
