@@ -6,6 +6,7 @@ weights except `load_llm`, and nothing ever downloads.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -152,8 +153,19 @@ def load_llm(explicit: str | Path | None = None) -> Any:
     options = model_options()
     key = (str(chosen[0].resolve()), repr(options))
     if key not in _LOADED:
+        if not _LOADED:
+            atexit.register(close_loaded)
         _LOADED[key] = LlamaCppLLM(chosen[0], options)
     return _LOADED[key]
+
+
+def close_loaded() -> None:
+    """Free the process's models while llama.cpp's bindings still exist (at interpreter exit its __del__ would print
+    a TypeError)."""
+    while _LOADED:
+        close = getattr(_LOADED.popitem()[1], "close", None)
+        if close is not None:
+            close()
 
 
 # --- discovery -----------------------------------------------------------------------------------

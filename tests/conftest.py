@@ -260,10 +260,3 @@ def store(tmp_path: Path, fake_settings, fake_extractor) -> Path:
     with new_memory(tmp_path / "store", fake_settings) as memory:
         memory.ingest(write_chat(tmp_path / "chat.json", [session(1, CHAT_1), session(2, CHAT_2)]))
     return tmp_path / "store"
-
-
-def pytest_sessionfinish(session, exitstatus) -> None:
-    """Models that tests loaded themselves are freed while llama.cpp's bindings still exist (no exit-time noise)."""
-    import gc
-
-    gc.collect()
