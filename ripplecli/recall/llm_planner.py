@@ -14,23 +14,26 @@ recorded in Plan.failure. Kept for comparison (bench/llm_components.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name
 from ripplecli.extract.timewords import names as text_names
 from ripplecli.extract.timewords import states_time
-from ripplecli.protocols import LLM
+from ripplecli.protocols import LLM, Messages
 from ripplecli.recall.llm_query import Day, Name, parse_days
 from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, Planner, RulesPlanner, Target
 from ripplecli.recall.query import ANSWER_KINDS, QueryCues
-from ripplecli.runtime.llm import CallLog, fit_evidence, structured, with_enum
+from ripplecli.runtime.llm import CallLog, M, fit_evidence, structured, with_enum
 
 SHOWN = 10  # evidence the model reads; more is trimmed (and recorded) when it does not fit
 MIN_SHOWN = 3
 MAX_MISSING = 3
+MISSING_ITEMS = ("properties", "missing", "items")  # schema nodes the grammar limits to what may be named
+ANCHOR_ITEMS = ("properties", "anchors", "items")
 KINDS = tuple(ANSWER_KINDS)  # kinds of memory recall can add more of (pipeline.WANTED_KINDS)
 
 SYSTEM = """You check what a memory search still lacks for a question.
@@ -68,19 +71,31 @@ class LLMPlanner:
         if not evidence:
             return rules
         offered = candidates(rules, cues)
-        shown, trimmed = fit_evidence(
-            self.llm, evidence, lambda some: self.messages(cues, some, offered), SHOWN, MIN_SHOWN
+        allowed = offered or ["none"]
+        out = self._ask(
+            rules, evidence, lambda some: self.messages(cues, some, offered), CheckOut, MISSING_ITEMS, lambda _: allowed
         )
-        schema = with_enum(CheckOut.model_json_schema(), ("properties", "missing", "items"), offered or ["none"])
-        out, failure = structured(
-            self.llm, self.messages(cues, shown, offered), CheckOut, "planner", self.log, schema=schema
-        )
+        return rules if out is None else add_check(out, rules, cues, offered)
+
+    def _ask(
+        self,
+        rules: Plan,
+        evidence: list[Candidate],
+        build: Callable[[list[Candidate]], Messages],
+        reply: type[M],
+        path: tuple[str, ...],
+        allowed: Callable[[list[Candidate]], list[Any]],
+    ) -> M | None:
+        """The model's reply on the evidence that fits its context, its list at `path` limited to `allowed(shown)`;
+        None when the output stays invalid (the rules plan then carries the failure)."""
+        shown, trimmed = fit_evidence(self.llm, evidence, build, SHOWN, MIN_SHOWN)
+        schema = with_enum(reply.model_json_schema(), path, allowed(shown))
+        out, failure = structured(self.llm, build(shown), reply, "planner", self.log, schema=schema)
         if trimmed:
             self.log.calls[-1].note = trimmed
         if out is None:
             rules.failure = f"LLM planner failed ({failure.error if failure else 'no output'}); rules plan used"
-            return rules
-        return add_check(out, rules, cues, offered)
+        return out
 
     def messages(self, cues: QueryCues, shown: list[Candidate], offered: list[str]) -> list[dict[str, str]]:
         """Question, evidence texts and candidates, all as quoted JSON."""
@@ -154,19 +169,8 @@ class FreeLLMPlanner(LLMPlanner):
         rules = self.fallback.plan(cues, evidence, speakers)
         if not evidence:
             return rules
-        shown, trimmed = fit_evidence(self.llm, evidence, lambda some: self.free_messages(cues, some), SHOWN, MIN_SHOWN)
-        schema = with_enum(
-            PlanOut.model_json_schema(), ("properties", "anchors", "items"), [c.memory_id for c in shown]
-        )
-        out, failure = structured(
-            self.llm, self.free_messages(cues, shown), PlanOut, "planner", self.log, schema=schema
-        )
-        if trimmed:
-            self.log.calls[-1].note = trimmed
-        if out is None:
-            rules.failure = f"LLM planner failed ({failure.error if failure else 'no output'}); rules plan used"
-            return rules
-        return merge_free(out, rules, cues, {c.memory_id for c in evidence})
+        out = self._ask(rules, evidence, lambda some: self.free_messages(cues, some), PlanOut, ANCHOR_ITEMS, _ids)
+        return rules if out is None else merge_free(out, rules, cues, set(_ids(evidence)))
 
     def free_messages(self, cues: QueryCues, shown: list[Candidate]) -> list[dict[str, str]]:
         """Question plus evidence as quoted JSON lines."""
@@ -201,6 +205,11 @@ def merge_free(out: PlanOut, rules: Plan, cues: QueryCues, known: set[int]) -> P
             + ", ".join(rules.missing)
         )
     return Plan(proceed, stop_reason, anchors, target, rules.covered, rules.missing, "; ".join(problems) or None)
+
+
+def _ids(shown: list[Candidate]) -> list[int]:
+    """The ids of the evidence shown: the only anchors the free planner may name."""
+    return [c.memory_id for c in shown]
 
 
 def _stated_names(names: list[str], cues: QueryCues, kind: str, problems: list[str]) -> list[str]:
