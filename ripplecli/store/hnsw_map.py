@@ -28,8 +28,8 @@ from ripplecli.files import read_json_object, replace_atomically
 
 try:
     import hnswlib
-except ImportError:  # the wheel-built fork (see store/vectors.py)
-    import hnswlib_noderag as hnswlib
+except ImportError:  # the wheel-built copy of hnswlib 0.8 that ripple installs on Python 3.11 (no compiler)
+    import hnswlib_noderag as hnswlib  # same API, byte-identical index files; store/vectors.py takes it from here
 
 HEADER = struct.Struct("<QQQQQQiIQQQdQ")  # offsetLevel0 … ef_construction, as hnswlib writes them
 LINKS_SUFFIX = ".links.npy"  # beside vectors.hnsw

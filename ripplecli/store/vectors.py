@@ -8,14 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-try:
-    import hnswlib
-except ImportError:  # the wheel-built copy of hnswlib 0.8 that ripple installs on Python 3.11 (no compiler)
-    import hnswlib_noderag as hnswlib  # same API, byte-identical index files
-
 from ripplecli.files import read_json_object, replace_atomically
 from ripplecli.protocols import Hits
-from ripplecli.store.hnsw_map import MappedHnsw, build_links, links_current
+from ripplecli.store.hnsw_map import MappedHnsw, build_links, hnswlib, links_current
 
 SPACE = "cosine"
 M = 16
