@@ -19,7 +19,6 @@ EF_SEARCH = 64
 INITIAL_CAPACITY = 1024
 
 
-
 def exact_hits(
     candidates: list[int], vectors_of: Callable[[Sequence[int]], np.ndarray], query: np.ndarray, k: int
 ) -> Hits:
@@ -30,7 +29,43 @@ def exact_hits(
     best = np.argsort(-similarities, kind="stable")[:k]
     return [(candidates[i], float(similarities[i])) for i in best]
 
-class HnswIndex:
+
+class _SavedIndex:
+    """What the whole and the mapped index share: the sidecar's figures, live ids, the brute-force fallback."""
+
+    dim: int
+    _meta: dict | None
+
+    @staticmethod
+    def _saved_meta(path: Path, dim: int) -> dict | None:
+        """The sidecar of the index file at `path` when it is there for `dim` and the file exists; else None."""
+        meta = read_json_object(_meta_path(path))
+        if meta is None or meta.get("dim") != dim or not path.is_file():
+            return None
+        return meta
+
+    @property
+    def meta(self) -> dict | None:
+        """What the sidecar says about the saved index: {"count", "version", "dim"}, or None."""
+        if self._meta is None:
+            return None
+        return {key: self._meta[key] for key in ("count", "version", "dim")}
+
+    def ids(self) -> set[int]:
+        """Live (not deleted) memory ids, for integrity checks."""
+        raise NotImplementedError
+
+    def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
+        """The stored (unit-length) vectors of live memory ids, in the order given."""
+        raise NotImplementedError
+
+    def _exact_search(self, query: np.ndarray, k: int, allowed: Callable[[int], bool] | None) -> Hits:
+        """Brute force over the live (and allowed) vectors, where the graph cannot fill k."""
+        candidates = [label for label in self.ids() if allowed is None or allowed(label)]
+        return exact_hits(candidates, self.get_vectors, query, k)
+
+
+class HnswIndex(_SavedIndex):
     """Approximate cosine search; the store's DuckDB table is the truth, this file only a derived cache."""
 
     def __init__(self, path: Path, dim: int, index: hnswlib.Index | None = None, meta: dict | None = None) -> None:
@@ -44,8 +79,8 @@ class HnswIndex:
     @classmethod
     def open(cls, path: Path, dim: int) -> HnswIndex:
         """Load `path` when its sidecar describes it; otherwise start empty with meta None (caller rebuilds)."""
-        meta = read_json_object(_meta_path(Path(path)))
-        if meta is None or meta.get("dim") != dim or not Path(path).is_file():
+        meta = cls._saved_meta(Path(path), dim)
+        if meta is None:
             return cls(path, dim)
         saved = hnswlib.Index(space=SPACE, dim=dim)
         try:
@@ -54,13 +89,6 @@ class HnswIndex:
             return cls(path, dim)
         index = cls(path, dim, saved, meta)
         return index if index.count == meta.get("count") else cls(path, dim)
-
-    @property
-    def meta(self) -> dict | None:
-        """What the sidecar says about the saved index: {"count", "version", "dim"}, or None."""
-        if self._meta is None:
-            return None
-        return {key: self._meta[key] for key in ("count", "version", "dim")}
 
     @property
     def count(self) -> int:
@@ -130,11 +158,6 @@ class HnswIndex:
             return [self.search(query, k) for query in queries]
         return [_hits(row_labels, row_distances) for row_labels, row_distances in zip(labels, distances, strict=True)]
 
-    def _exact_search(self, query: np.ndarray, k: int, allowed: Callable[[int], bool] | None) -> Hits:
-        """Brute force over the live (and allowed) vectors."""
-        candidates = [label for label in self._labels - self._deleted if allowed is None or allowed(label)]
-        return exact_hits(candidates, self.get_vectors, query, k)
-
     def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
         """The stored (unit-length) vectors of live memory ids, in the order given."""
         if len(ids) == 0:
@@ -170,7 +193,7 @@ def ensure_links(path: Path) -> None:
         return
 
 
-class MappedIndex:
+class MappedIndex(_SavedIndex):
     """The read side of a saved index, searched in place through a memory map (store/hnsw_map.py): what a one-shot
     ask on a read-only store uses, so its cost does not grow with the file. Same hits, vectors and errors as
     HnswIndex's; it never writes."""
@@ -185,19 +208,14 @@ class MappedIndex:
     @classmethod
     def open(cls, path: Path, dim: int) -> MappedIndex | None:
         """The mapped index when the file, its sidecar and its meta agree; else None (the caller loads it whole)."""
-        meta = read_json_object(_meta_path(Path(path)))
-        if meta is None or meta.get("dim") != dim or not Path(path).is_file() or not links_current(Path(path)):
+        meta = cls._saved_meta(Path(path), dim)
+        if meta is None or not links_current(Path(path)):
             return None
         try:
             index = cls(path, dim, meta)
         except (OSError, ValueError):
             return None
         return index if index.count == meta.get("count") else None
-
-    @property
-    def meta(self) -> dict | None:
-        """What the sidecar says about the saved index: {"count", "version", "dim"}."""
-        return {key: self._meta[key] for key in ("count", "version", "dim")}
 
     @property
     def count(self) -> int:
@@ -222,11 +240,6 @@ class MappedIndex:
     def search_many(self, vectors: np.ndarray, k: int) -> list[Hits]:
         """One hit list per query row."""
         return [self.search(query, k) for query in np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)]
-
-    def _exact_search(self, query: np.ndarray, k: int, allowed: Callable[[int], bool] | None) -> Hits:
-        """Brute force over the live (and allowed) vectors, as HnswIndex does it."""
-        candidates = [label for label in self.ids() if allowed is None or allowed(label)]
-        return exact_hits(candidates, self.get_vectors, query, k)
 
     def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
         """The stored (unit-length) vectors of live memory ids, in the order given."""
