@@ -71,10 +71,7 @@ def build_links(path: Path) -> None:
 
 
 def links_current(path: Path) -> bool:
-    """Whether the sidecar describes the index file as it is now (and the installed hnswlib is the one whose search
-    MappedHnsw repeats; otherwise readers load the index whole)."""
-    if not search_is_hnswlibs():
-        return False
+    """Whether the sidecar describes the index file as it is now."""
     stamp = read_json_object(path.with_name(path.name + STAMP_SUFFIX))
     if stamp is None or not path.with_name(path.name + LINKS_SUFFIX).is_file():
         return False

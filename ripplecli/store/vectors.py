@@ -10,7 +10,7 @@ import numpy as np
 
 from ripplecli.files import read_json_object, replace_atomically
 from ripplecli.protocols import Hits
-from ripplecli.store.hnsw_map import MappedHnsw, build_links, hnswlib, links_current
+from ripplecli.store.hnsw_map import MappedHnsw, build_links, hnswlib, links_current, search_is_hnswlibs
 
 SPACE = "cosine"
 M = 16
@@ -184,10 +184,11 @@ class HnswIndex(_SavedIndex):
 
 
 def ensure_links(path: Path) -> None:
-    """Write the mapped search's sidecar for the saved index at `path` when it is missing or stale; best effort
-    (without it, readers load the index whole, as before)."""
+    """Write the mapped search's sidecar for the saved index at `path` when it is missing or stale and the installed
+    hnswlib is one the mapped search repeats (else no reader would use it); best effort (without it, readers load
+    the index whole, as before)."""
     try:
-        if path.is_file() and not links_current(path):
+        if path.is_file() and search_is_hnswlibs() and not links_current(path):
             build_links(path)
     except (OSError, ValueError):
         return
@@ -207,9 +208,10 @@ class MappedIndex(_SavedIndex):
 
     @classmethod
     def open(cls, path: Path, dim: int) -> MappedIndex | None:
-        """The mapped index when the file, its sidecar and its meta agree; else None (the caller loads it whole)."""
+        """The mapped index when the installed hnswlib searches as it does and the file, its sidecar and its meta
+        agree; else None (the caller loads it whole)."""
         meta = cls._saved_meta(Path(path), dim)
-        if meta is None or not links_current(Path(path)):
+        if meta is None or not search_is_hnswlibs() or not links_current(Path(path)):
             return None
         try:
             index = cls(path, dim, meta)
