@@ -66,7 +66,7 @@ def build_links(path: Path) -> None:
     table = np.stack([offsets, labels[order], order.astype(np.int64)])
     replace_atomically(path.with_name(path.name + LINKS_SUFFIX), lambda temp: np.save(temp.open("wb"), table))
     info = path.stat()
-    stamp = {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "count": count}
+    stamp = {"size": info.st_size, "mtime_ns": info.st_mtime_ns}
     replace_atomically(path.with_name(path.name + STAMP_SUFFIX), lambda temp: temp.write_text(json.dumps(stamp)))
 
 
