@@ -132,11 +132,16 @@ def speaker_and_body(e: Evidence) -> tuple[str, str]:
     return (match.group(1) if match and not speaker else speaker), body
 
 
+def clause_pieces(body: str) -> list[str]:
+    """A memory's body cut into its clauses (sentences, dash asides, ", but …"), edges trimmed, empty ones dropped."""
+    return [p.strip(" ,") for p in _CLAUSE.split(body) if p.strip(" ,")]
+
+
 def clauses(question: Question, evidence: list[Evidence]) -> list[Clause]:
     """Every clause of the top evidence, scored by the question cues it carries (rarer cues weigh more), the cues
     of the clauses beside it and of a question in the chat it answers, and the memory's rank."""
     top = evidence[:LOOK_AT]
-    split = [[p.strip(" ,") for p in _CLAUSE.split(speaker_and_body(e)[1]) if p.strip(" ,")] for e in top]
+    split = [clause_pieces(speaker_and_body(e)[1]) for e in top]
     carried = [[question.carried(p) for p in pieces] for pieces in split]
     spoken = [question.carried(speaker_and_body(e)[0]) for e in top]  # the speaker is part of what a memory says
     weights = rarity_weights(question, [set().union(s, *c) for s, c in zip(spoken, carried, strict=True)])
@@ -265,8 +270,7 @@ def clause_span(asked: Question, clause: Clause) -> str:
     (else the one before), where the news usually is."""
     if len(new_words(asked, clause.text)) >= ECHO_NEW_WORDS:
         return phrase_of(asked, clause.text, clause.speaker)
-    _, body = speaker_and_body(clause.evidence)
-    pieces = [p.strip(" ,") for p in _CLAUSE.split(body) if p.strip(" ,")]
+    pieces = clause_pieces(speaker_and_body(clause.evidence)[1])
     at = pieces.index(clause.text) if clause.text in pieces else len(pieces)
     for other in [*pieces[at + 1 :], *reversed(pieces[:at])]:
         if len(new_words(asked, other)) >= ECHO_NEW_WORDS and not other.endswith("?"):
