@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
+from test_answer import memory
+
 from ripplecli.answer import NOT_FOUND
 from ripplecli.answer.phrases import answer_phrase, asked_noun, noun_phrase, quoted
 from ripplecli.answer.typed import typed_answer
-from ripplecli.trace import Evidence, SourceRef
-
-
-def memory(mid: int, speaker: str, said: str, restated: str | None = None) -> Evidence:
-    """One evidence memory: turn D1:<mid> of session 1, restated with names for pronouns."""
-    source = SourceRef(f"D1:{mid}", "1", speaker, said, "2023-05-08T14:00:00")
-    return Evidence(mid, f"{speaker}: {restated or said}", 0.0, mid, [source.turn_id], [source])
 
 
 def test_the_asked_noun() -> None:
@@ -41,7 +36,7 @@ def test_what_names_the_thing_with_its_modifiers() -> None:
             1,
             "Caroline",
             "Last Friday I went to an LGBTQ+ counseling workshop and it was really enlightening.",
-            "Last Friday Caroline went to an LGBTQ+ counseling workshop and it was really enlightening.",
+            restated="Last Friday Caroline went to an LGBTQ+ counseling workshop and it was really enlightening.",
         )
     ]
     answer = typed_answer("What workshop did Caroline attend?", evidence)
@@ -59,13 +54,13 @@ def test_an_echo_gives_way_to_the_clause_that_says_something() -> None:
             1,
             "Caroline",
             "Last Friday I went to a council meeting for adoption. So many people wanted loving homes for children.",
-            "Last Friday Caroline went to a council meeting for adoption. So many people wanted loving homes for"
-            " children.",
+            restated="Last Friday Caroline went to a council meeting for adoption. So many people wanted loving homes"
+            " for children.",
         )
     ]
     span = typed_answer("What did Caroline see at the council meeting for adoption?", evidence).span or ""
     assert "loving homes for children" in span and "council" not in span
-    news = [memory(2, "Maria", "Got some great news to share. I joined a gym last week!", None)]
+    news = [memory(2, "Maria", "Got some great news to share. I joined a gym last week!")]
     news[0].restatement = "Maria: Maria got some great news to share. Maria joined a gym last week!"
     assert typed_answer("What exciting news did Maria share?", news).span == "joined a gym"
 
@@ -140,7 +135,7 @@ def test_who_names_a_relation_when_no_person_is_named() -> None:
             2,
             "Maria",
             "My aunt believed in volunteering, so I'm inspired by her.",
-            "Maria's aunt believed in volunteering, so Maria is inspired by her.",
+            restated="Maria's aunt believed in volunteering, so Maria is inspired by her.",
         ),
         memory(3, "John", "That's great, Maria!"),
     ]
