@@ -504,7 +504,7 @@ def persons_about(evidence: list[Evidence]) -> dict[int, set[str]]:
     about: dict[int, set[str]] = {}
     speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
     placed = [(p, e) for e in evidence if (p := turn_place(e)) is not None]
-    ordered = sorted(placed, key=lambda pair: (pair[0], pair[1].memory_id))  # one place in two chats: no tie
+    ordered = sorted(placed, key=lambda pair: (pair[0], pair[1].memory_id))  # memories of one turn: id, not Evidence
     for place, e in ordered:
         named = set(e.persons) - speakers
         if not named and _PRONOUN.search(e.restatement):
