@@ -12,6 +12,11 @@ def turns_of(sample: Sample) -> dict[str, Turn]:
     return {t.turn_id: t for s in sample.conversation.sessions for t in s.turns}
 
 
+def session_of(turn_id: str) -> str:
+    """`D3:12` -> `3`: the session a gold turn sits in."""
+    return turn_id[1:].split(":")[0]
+
+
 def evidence_sharing_words(samples: list[Sample]) -> list[tuple[str, str]]:
     """(question, turn id) pairs whose evidence repeats a content word of the question other than a speaker's name."""
     shared = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import REPO
-from eval_sets import evidence_sharing_words, turns_of
+from eval_sets import evidence_sharing_words, session_of, turns_of
 
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Sample, load_samples
 
@@ -14,11 +14,6 @@ ASSOCIATIVE = REPO / "eval" / "associative.json"
 @pytest.fixture(scope="module")
 def samples() -> list[Sample]:
     return load_samples(ASSOCIATIVE)
-
-
-def _session(turn_id: str) -> str:
-    """`D3:12` -> `3`: the session a gold turn sits in."""
-    return turn_id[1:].split(":")[0]
 
 
 def test_three_conversations_of_two_speakers_over_several_sessions(samples: list[Sample]) -> None:
@@ -43,7 +38,7 @@ def test_multi_hop_evidence_spans_at_least_two_sessions(samples: list[Sample]) -
     multi_hop = [q for s in samples for q in s.questions if q.category == 1]
     assert len(multi_hop) >= len([q for s in samples for q in s.questions]) // 2
     for question in multi_hop:
-        assert len({_session(turn) for turn in question.gold}) >= 2, question.text
+        assert len({session_of(turn) for turn in question.gold}) >= 2, question.text
 
 
 def test_evidence_is_worded_apart_from_its_question(samples: list[Sample]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import REPO
-from eval_sets import evidence_sharing_words, turns_of
+from eval_sets import evidence_sharing_words, session_of, turns_of
 
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Sample, load_samples
 
@@ -33,7 +33,7 @@ def test_evidence_resolves_and_multi_hop_spans_sessions(samples: list[Sample]) -
             assert question.category in ASKED_CATEGORIES
             assert question.gold and not question.unresolved and set(question.gold) <= ids, question.text
             if question.category == 1:
-                assert len({turn[1:].split(":")[0] for turn in question.gold}) >= 2, question.text
+                assert len({session_of(turn) for turn in question.gold}) >= 2, question.text
 
 
 def test_evidence_is_worded_apart_from_its_question(samples: list[Sample]) -> None:
