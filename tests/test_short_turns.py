@@ -50,7 +50,6 @@ LONG_CHAT = [
 def _question_vector(memory, question: str):
     """The vector the dense view asks with, as recall builds it."""
     from ripplecli.recall.pipeline import Recaller
-    from ripplecli.recall.query import without_speakers
 
     recaller = Recaller(memory.store, lambda: memory.encoder)
     index = recaller.index()
