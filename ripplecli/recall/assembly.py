@@ -99,7 +99,7 @@ def speaker_share(ranked: list[int], own: list[int]) -> tuple[list[int], list[in
     order = sorted(fused, key=lambda m: (-fused[m], m))
     out = order[:SHARE_FROM]
     placed = set(out)
-    sources = [[m for m in order[SHARE_FROM:]], list(own)]
+    sources = [order[SHARE_FROM:], list(own)]  # slices are copies: popping them leaves `order` whole
     turn = 0
     while any(sources):
         source = sources[turn % 2] or sources[(turn + 1) % 2]
