@@ -127,9 +127,7 @@ class Ingestor:
         progress: Progress | None = None,
         linker=None,
         owner: str | None = None,
-        overlap: bool | None = None,
     ):
-        self.overlap = ENCODE_AHEAD if overlap is None else overlap  # False: extract, then encode
         self.store = store
         self.owner = owner  # the name the owner's turns are stored under (None: the name the export gives them)
         self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed
@@ -155,7 +153,7 @@ class Ingestor:
         batches = [(conv, pending[at : at + BATCH_TURNS]) for conv, pending in plans for at in _starts(pending)]
         done = 0
         self.progress(0, total)
-        with EarlyEncoder(self.encoder, self.extractor, enabled=self.overlap) as early:
+        with EarlyEncoder(self.encoder, self.extractor, enabled=ENCODE_AHEAD) as early:
             ahead = {0: self._encode_ahead(early, *batches[0])} if batches else {}
             for number, (conv, batch) in enumerate(batches):
                 if number + 1 < len(batches):  # queued behind this batch's encoding: the encoder never waits
