@@ -262,8 +262,7 @@ def _unmarked(match: re.Match[str], tense: str) -> bool:
 
 def _unmarked_pick(match: re.Match[str], candidates: list[Interval], anchor: datetime) -> Interval | None:
     """A question proposes ("dinner there on Friday?": the coming one); a statement means the nearest instance."""
-    end = min((i for i in (match.string.find(mark, match.end()) for mark in ".!?\n") if i != -1), default=-1)
-    if end != -1 and match.string[end] == "?":
+    if match.string.startswith("?", sentence_end(match.string, match.end())):
         return _pick(candidates, anchor, "future")
     return min(candidates, key=lambda c: abs(c[0] - anchor))
 
@@ -328,8 +327,12 @@ _TRIGGER = re.compile(
 def sentence_at(text: str, position: int) -> str:
     """The sentence holding `position`: "Will do. I went past it on Tuesday" reports, whatever came before."""
     start = max(text.rfind(mark, 0, position) for mark in ".!?\n") + 1
-    ends = [end for end in (text.find(mark, position) for mark in ".!?\n") if end != -1]
-    return text[start : min(ends, default=len(text))]
+    return text[start : sentence_end(text, position)]
+
+
+def sentence_end(text: str, position: int) -> int:
+    """Where the sentence holding `position` ends: its closing mark, else the end of the text."""
+    return min((end for end in (text.find(mark, position) for mark in ".!?\n") if end != -1), default=len(text))
 
 
 def tense_of(text: str) -> str:
