@@ -165,10 +165,10 @@ class MappedHnsw:
         """Every element's label (memory id), deleted ones included."""
         return np.asarray(self._sorted_labels)
 
-    def elements_of(self, labels: list[int]) -> np.ndarray:
-        """Element numbers of labels known to be in the index."""
-        at = np.searchsorted(self._sorted_labels, np.asarray(labels, dtype=np.int64))
-        return np.asarray(self._elements[at])
+    def elements_of(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Element numbers of these labels, and which labels the index holds (others get some element's number)."""
+        at = np.minimum(np.searchsorted(self._sorted_labels, labels), len(self._sorted_labels) - 1)
+        return np.asarray(self._elements[at]), np.asarray(self._sorted_labels[at]) == labels
 
     def vectors_of(self, elements: np.ndarray) -> np.ndarray:
         """The stored (unit-length) vectors of these elements, in order."""

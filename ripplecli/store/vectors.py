@@ -248,13 +248,11 @@ class MappedIndex(_SavedIndex):
         if len(ids) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         wanted = np.asarray(list(ids), dtype=np.int64)
-        labels = self._file.labels()
-        at = np.minimum(np.searchsorted(labels, wanted), len(labels) - 1)
-        known = labels[at] == wanted
+        elements, known = self._file.elements_of(wanted)
         missing = set(wanted[~known].tolist()) | (self._deleted & set(wanted.tolist()))
         if missing:
             raise KeyError(f"no vector for memory ids {sorted(missing)[:5]}")
-        return self._file.vectors_of(self._file.elements_of(wanted.tolist()))
+        return self._file.vectors_of(elements)
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         raise TypeError("a mapped vector index is read-only")
