@@ -175,7 +175,7 @@ class Store:
             self.refresh_lexical_index()
         vectors = read_json_object(self.path / (VECTOR_FILE + ".meta.json")) or {}
         count = self.count("vectors")
-        if (vectors.get("version"), vectors.get("count")) != (self.version("vectors"), count) and (count or vectors):
+        if not self._vectors_saved(vectors, count) and (count or vectors):
             self._vectors = None
             self.vector_index()
         from ripplecli.store.vectors import ensure_links
@@ -314,8 +314,7 @@ class Store:
             index = HnswIndex.open(self.path / VECTOR_FILE, dim)
             count = self.count("vectors")
             saved = index.meta or {}
-            stale = saved.get("count") != count or saved.get("version") != self.version("vectors")
-            if stale and (count or saved):
+            if not self._vectors_saved(saved, count) and (count or saved):
                 log.warning("vector index is stale (%s); rebuilding it from %d stored vectors", saved, count)
                 self._fill_from_table(index)
             self._vectors = index
@@ -326,10 +325,14 @@ class Store:
         from ripplecli.store.vectors import MappedIndex
 
         mapped = MappedIndex.open(self.path / VECTOR_FILE, self.encoder_dim)
-        saved = mapped.meta if mapped is not None else None
-        if saved is None or (saved["count"], saved["version"]) != (self.count("vectors"), self.version("vectors")):
+        if mapped is None or not self._vectors_saved(mapped.meta, self.count("vectors")):
             return None
         return mapped
+
+    def _vectors_saved(self, saved: dict | None, count: int) -> bool:
+        """Whether a saved vector index (its sidecar's count and version) holds what the vectors table holds now."""
+        saved = saved or {}
+        return (saved.get("count"), saved.get("version")) == (count, self.version("vectors"))
 
     def rebuild_vector_index(self) -> None:
         """Rebuild the hnswlib index from the vectors table and save it: no deleted slot (or its bytes) survives."""
