@@ -3,7 +3,8 @@
     .venv/bin/python bench/int8.py [--store DIR] [--data PATH] [--repeat 5]
 
 Restatements come from a store (`--store`, e.g. one the dev evaluation wrote), else from the first dev conversation
-ingested into a temporary store. Also reports how close the int8 vectors stay to the fp32 ones (cosine).
+as the rules extractor restates it (what its ingest writes, without parsing or storing it). Also reports how close
+the int8 vectors stay to the fp32 ones (cosine).
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from ripplecli.api import Memory
+from ripplecli.extract.rules import RulesExtractor
+from ripplecli.extract.windows import make_windows
 from ripplecli.formats import read_conversations
 from ripplecli.runtime.base import Encoder
 from ripplecli.runtime.encoders import load_encoder
@@ -26,19 +28,11 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo
 
 
 def restatements(store: Path | None, data: Path) -> list[str]:
-    """Every memory's restatement in a store, or in the first dev conversation ingested now."""
+    """Every memory's restatement in a store, or those the rules extractor writes for the first dev conversation."""
     if store is not None:
         with Memory(store, read_only=True) as memory:
-            return stored_restatements(memory)
-    first = read_conversations(data)[0]
-    with tempfile.TemporaryDirectory() as folder, Memory(Path(folder) / "store") as memory:
-        memory.ingest_conversations([first], label=first.conversation_id)
-        return stored_restatements(memory)
-
-
-def stored_restatements(memory: Memory) -> list[str]:
-    """The restatements of an open store."""
-    return [row[0] for row in memory.store.con.execute("SELECT restatement FROM memories").fetchall()]
+            return [row[0] for row in memory.store.con.execute("SELECT restatement FROM memories").fetchall()]
+    return RulesExtractor().restatements(list(make_windows(read_conversations(data)[0])))
 
 
 def sentences_per_second(encoder: Encoder, texts: list[str], repeat: int) -> float:
