@@ -43,7 +43,7 @@ def _import_spacy() -> Any:
         raise ModelError("spaCy is not installed; install ripplecli with its dependencies") from exc
     finally:
         for name in placed:
-            if sys.modules.get(name) is stand_ins[name]:
+            if name in sys.modules and sys.modules[name] is stand_ins[name]:  # still ours (torch's is None)
                 del sys.modules[name]
     return spacy
 
