@@ -20,7 +20,7 @@ import mmap
 import struct
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -37,20 +37,34 @@ STAMP_SUFFIX = ".links.json"
 DELETE_MARK = 0x01  # in byte 2 of an element's layer-0 link header
 
 
-def _header(raw: Any) -> dict[str, int | float]:
+class Header(NamedTuple):
+    """The index parameters hnswlib writes first, in its order."""
+
+    offset_level0: int
+    max_elements: int
+    count: int
+    element_size: int
+    label_offset: int
+    data_offset: int
+    max_level: int
+    entry: int
+    max_m: int
+    max_m0: int
+    m: int
+    mult: float
+    ef_construction: int
+
+
+def _header(raw: Any) -> Header:
     """The index parameters from the first bytes of the file."""
-    names = ("offset_level0", "max_elements", "count", "element_size", "label_offset", "data_offset")
-    values = HEADER.unpack_from(raw, 0)
-    head = dict(zip(names, values[:6], strict=True))
-    head.update(max_level=values[6], entry=values[7], max_m=values[8], max_m0=values[9])
-    return head
+    return Header._make(HEADER.unpack_from(raw, 0))
 
 
 def build_links(path: Path) -> None:
     """Write the sidecar of the index file at `path` (once per save): upper-layer offsets and the label map."""
     raw = np.memmap(path, dtype=np.uint8, mode="r")
     head = _header(raw)
-    count, size = int(head["count"]), int(head["element_size"])
+    count, size = head.count, head.element_size
     start = HEADER.size + count * size
     offsets = np.zeros(count, dtype=np.int64)
     position, data = start, bytes(raw[start:])
@@ -60,7 +74,7 @@ def build_links(path: Path) -> None:
             offsets[element] = position + 4
         position += 4 + length
     records = raw[HEADER.size : start].reshape(count, size)
-    label_at = int(head["label_offset"])
+    label_at = head.label_offset
     labels = records[:, label_at : label_at + 8].copy().view(np.uint64)[:, 0].astype(np.int64)
     order = np.argsort(labels, kind="stable")
     table = np.stack([offsets, labels[order], order.astype(np.int64)])
@@ -149,14 +163,14 @@ class MappedHnsw:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self._raw = np.frombuffer(self._map, dtype=np.uint8)  # a plain array: np.memmap's hooks cost per index
         head = _header(self._raw)
-        self.count = int(head["count"])
-        self._entry, self._max_level = int(head["entry"]), int(head["max_level"])
-        self._max_m0, self._max_m = int(head["max_m0"]), int(head["max_m"])
-        size, data_at = int(head["element_size"]), int(head["data_offset"])
+        self.count = head.count
+        self._entry, self._max_level = head.entry, head.max_level
+        self._max_m0, self._max_m = head.max_m0, head.max_m
+        size, data_at = head.element_size, head.data_offset
         records = self._raw[HEADER.size : HEADER.size + self.count * size].reshape(self.count, size)
         self._links0 = records[:, : 4 * (self._max_m0 + 1)]
         self._vectors = records[:, data_at : data_at + 4 * dim]
-        self._label_bytes = records[:, int(head["label_offset"]) : int(head["label_offset"]) + 8]
+        self._label_bytes = records[:, head.label_offset : head.label_offset + 8]
         table = np.load(path.with_name(path.name + LINKS_SUFFIX), mmap_mode="r")
         self._upper, self._sorted_labels, self._elements = table[0], table[1], table[2]
 
