@@ -163,9 +163,7 @@ def close_loaded() -> None:
     """Free the process's models while llama.cpp's bindings still exist (at interpreter exit its __del__ would print
     a TypeError)."""
     while _LOADED:
-        close = getattr(_LOADED.popitem()[1], "close", None)
-        if close is not None:
-            close()
+        _LOADED.popitem()[1].close()
 
 
 # --- discovery -----------------------------------------------------------------------------------
