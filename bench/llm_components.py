@@ -227,24 +227,36 @@ def slice_questions(sample: Sample, conv: Conversation) -> list[Question]:
     return [q for q in sample.questions if q.category in ASKED_CATEGORIES and q.gold and set(q.gold) <= turns]
 
 
-def extraction(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, Any]:
-    """The slice ingested by the model and by the rules; recall over the slice's questions with rules recall."""
+def two_ways(
+    llm: CachedLLM, sample: Sample, turns: int, tmp: Path, ways: tuple[str, str], run: Callable[..., Any], prefix=""
+) -> dict[str, Any]:
+    """The slice in a fresh store per way (rules first, then the model): `run` gives that way's figures and recall
+    over the slice's questions; the two recalls are compared."""
     conv = head(sample, turns)
     questions = slice_questions(sample, conv)
     out: dict[str, Any] = {"turns": sum(len(s.turns) for s in conv.sessions), "questions": len(questions)}
     results = {}
-    for name in ("rules", "llm"):
-        memory = Memory(tmp / f"extract-{name}")
+    for way in ways:
+        memory = Memory(tmp / f"{prefix}{way}")
         memory._llm = llm
+        out[way], results[way] = run(memory, conv, questions, way)
+        memory.close()
+    out["recall"] = compare(results[ways[0]], results[ways[1]])
+    return out
+
+
+def extraction(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, Any]:
+    """The slice ingested by the model and by the rules; recall over the slice's questions with rules recall."""
+
+    def run(memory: Memory, conv: Conversation, questions: list[Question], name: str) -> tuple[dict, list]:
         started = time.perf_counter()
         memory.ingest_conversations([conv], label="slice", extractor=name)
         seconds = time.perf_counter() - started
         stages = dict(memory.store.con.execute("SELECT stage, count(*) FROM failures GROUP BY stage").fetchall())
-        results[name] = [recall_at(memory, sample, q) for q in questions]
-        out[name] = {"memories": memory.store.count("memories"), "ingest_seconds": round(seconds, 1), **stages}
-        memory.close()
-    out["recall"] = compare(results["rules"], results["llm"])
-    return out
+        results = [recall_at(memory, sample, q) for q in questions]
+        return {"memories": memory.store.count("memories"), "ingest_seconds": round(seconds, 1), **stages}, results
+
+    return two_ways(llm, sample, turns, tmp, ("rules", "llm"), run, prefix="extract-")
 
 
 def cable(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, Any]:
@@ -252,13 +264,7 @@ def cable(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, An
     from ripplecli.graph.antecedents import LLMQuerier
     from ripplecli.graph.verifiers import LLMVerifier
 
-    conv = head(sample, turns)
-    questions = slice_questions(sample, conv)
-    out: dict[str, Any] = {"turns": sum(len(s.turns) for s in conv.sessions), "questions": len(questions)}
-    results = {}
-    for links in ("cable", "cable-llm"):
-        memory = Memory(tmp / f"{links}")
-        memory._llm = llm
+    def run(memory: Memory, conv: Conversation, questions: list[Question], links: str) -> tuple[dict, list]:
         memory.ingest_conversations([conv], label="slice")
         linker = memory._linker(links)
         started = time.perf_counter()
@@ -268,12 +274,11 @@ def cable(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, An
         for part in (linker.querier, linker.verifier):
             if isinstance(part, LLMQuerier | LLMVerifier):
                 calls += part.log.to_list()
-        results[links] = [recall_at(memory, sample, q, mode="ripple+cable") for q in questions]
+        results = [recall_at(memory, sample, q, mode="ripple+cable") for q in questions]
         edges = memory.store.con.execute("SELECT count(*) FROM edges WHERE channel = 'antecedent'").fetchone()[0]
-        out[links] = {"links": edges, "seconds": round(seconds, 1), "memories": report.memories, **costs(calls, 1)}
-        memory.close()
-    out["recall"] = compare(results["cable"], results["cable-llm"])
-    return out
+        return {"links": edges, "seconds": round(seconds, 1), "memories": report.memories, **costs(calls, 1)}, results
+
+    return two_ways(llm, sample, turns, tmp, ("cable", "cable-llm"), run)
 
 
 def main() -> None:
