@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ripplecli.api import Memory
-from ripplecli.cues import canonical_name, content_tokens
+from ripplecli.cues import content_tokens
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
 from ripplecli.eval.metrics import evidence_recall
 from ripplecli.extract.timewords import names, states_time
@@ -115,8 +115,7 @@ def recall_at(memory: Memory, sample: Sample, question: Question, **options: Any
 def not_in_question(cues: Any, question: str, rules_concepts: set[str]) -> list[str]:
     """Cues of the analyzer's output that the question does not contain (names, concepts, keywords, a time)."""
     words = set(content_tokens(question))
-    owner = canonical_name(cues.owner) if cues.owner else None
-    out = [f"person:{p}" for p in cues.persons if not names(question, p) and p != owner]
+    out = [f"person:{p}" for p in cues.persons if not names(question, p, [cues.owner])]
     out += [f"location:{x}" for x in cues.locations if not names(question, x)]
     out += [f"concept:{c}" for c in cues.concepts if c not in rules_concepts]
     out += [f"keyword:{k}" for k in cues.keywords if not set(content_tokens(k)) <= words]

@@ -306,8 +306,7 @@ def _session_date(placed: WindowTurn) -> str:
 
 def _named(name: str, text: str, speakers: list[str]) -> str | None:
     """Why the name may not be a cue (None: the chunk's turns contain it, or it is a speaker of the chat)."""
-    key = canonical_name(name)
-    if key and (names(text, key) or any(key == canonical_name(s) for s in speakers)):
+    if names(text, name, speakers):
         return None
     return "no turn, context turn or speaker of the chat names it"
 

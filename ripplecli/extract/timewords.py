@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ripplecli.cues import canonical_name
 from ripplecli.extract.timeparse import MONTHS, SEASON_START, WEEKDAYS
@@ -27,7 +28,12 @@ def states_time(text: str) -> bool:
     return _TIME.search(text) is not None
 
 
-def names(text: str, name: str) -> bool:
-    """True when the text contains the name as whole words ("Maya's" names Maya; "Mayan" does not)."""
+def names(text: str, name: str, known: Iterable[str | None] = ()) -> bool:
+    """True when the text contains the name as whole words ("Maya's" names Maya; "Mayan" does not) or the name is
+    one of `known` (a speaker of the chat, the owner a question's I/me/my stands for): the gate on a model's names."""
     key = canonical_name(name)
-    return bool(key) and re.search(rf"(?<!\w){re.escape(key)}(?!\w)", canonical_name(text)) is not None
+    if not key:
+        return False
+    if any(k and key == canonical_name(k) for k in known):
+        return True
+    return re.search(rf"(?<!\w){re.escape(key)}(?!\w)", canonical_name(text)) is not None

@@ -214,10 +214,9 @@ def _ids(shown: list[Candidate]) -> list[int]:
 
 def _stated_names(names: list[str], cues: QueryCues, kind: str, problems: list[str]) -> list[str]:
     """Target names the question contains (or its resolved I/me/my); the others are dropped and recorded."""
-    owner = canonical_name(cues.owner) if cues.owner else None
     kept, dropped = [], []
     for name in dict.fromkeys(canonical_name(n) for n in names if canonical_name(n)):
-        (kept if text_names(cues.text, name) or name == owner else dropped).append(name)
+        (kept if text_names(cues.text, name, [cues.owner]) else dropped).append(name)
     if dropped:
         problems.append(f"target {kind} the question does not name dropped: {', '.join(dropped)}")
     return kept

@@ -214,7 +214,7 @@ def _time(days: list[str] | None, rules: tuple[datetime, datetime] | None, quest
 def _asked(name: str, question: str, owner: str | None, kind: str, problems: list[str]) -> bool:
     """A name the question contains (or the owner its I/me/my stand for); any other is a guess, dropped and recorded."""
     key = canonical_name(name)
-    if not key or text_names(question, key) or key == owner:
+    if not key or text_names(question, key, [owner]):
         return True
     problems.append(f"{kind} the question does not name dropped: {key}")
     return False
