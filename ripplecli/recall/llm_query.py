@@ -133,8 +133,8 @@ def rank(names: set[str], question: str, index: RecallIndex, persons: bool) -> l
     holders = index.person_holders if persons else index.location_holders
     speakers = index.speakers if persons else set()
 
-    def key(name: str) -> tuple[bool, bool, int, str]:
-        return not (set(name.split()) & words), name not in speakers, -len(holders.get(name, ())), name
+    def key(name: str) -> tuple[bool, int, str]:
+        return name not in speakers, -len(holders.get(name, ())), name
 
     return sorted((n for n in names if set(n.split()) & words), key=key)
 
