@@ -181,8 +181,8 @@ class LLMVerifier(FailureLog):
         if out is None:
             self.failures.append(failure_row("cable:verify", f"m{memory.memory_id}", failure))
             return self.rules.verify(memory, candidates, speakers)
-        said = {id(shown[v.number - 1]): v for v in out.verdicts if v.number <= len(shown)}
-        return [self._one(memory, c, said.get(id(c)), speakers) for c in candidates]
+        said = {order[v.number - 1]: v for v in out.verdicts if v.number <= len(order)}
+        return [self._one(memory, c, said.get(i), speakers) for i, c in enumerate(candidates)]
 
     def _one(self, memory: MemoryView, c: Candidate, said: Any, speakers: set[str]) -> Verdict:
         """Accept an older candidate the model relates by an antecedent relation with enough confidence."""
