@@ -124,7 +124,7 @@ class Recaller:
         if index.count == 0:
             trace.note = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
-        content = without_speakers(cues.text, index.speakers)  # the question's words, for the lexical view
+        content = without_speakers(cues.text, index.speakers)  # lexical view's text; the dense view's on short turns
         vector = self._vector(index, cues.text, content) if "dense" in mode.views or mode.growth != "none" else None
         views = self._views(mode, cues, vector, params.k, content)
         index.prefetch(mid for view in views for mid, _ in view.ranked)
