@@ -141,14 +141,14 @@ def clauses(question: Question, evidence: list[Evidence]) -> list[Clause]:
     """Every clause of the top evidence, scored by the question cues it carries (rarer cues weigh more), the cues
     of the clauses beside it and of a question in the chat it answers, and the memory's rank."""
     top = evidence[:LOOK_AT]
-    split = [clause_pieces(speaker_and_body(e)[1]) for e in top]
+    said = [speaker_and_body(e) for e in top]
+    split = [clause_pieces(body) for _, body in said]
     carried = [[question.carried(p) for p in pieces] for pieces in split]
-    spoken = [question.carried(speaker_and_body(e)[0]) for e in top]  # the speaker is part of what a memory says
+    spoken = [question.carried(speaker) for speaker, _ in said]  # the speaker is part of what a memory says
     weights = rarity_weights(question, [set().union(s, *c) for s, c in zip(spoken, carried, strict=True)])
     asked_before = chat_questions(question, evidence[: 2 * LOOK_AT])
     found = []
-    for position, (e, pieces, cues_of) in enumerate(zip(top, split, carried, strict=True), start=1):
-        speaker = speaker_and_body(e)[0]
+    for position, (e, (speaker, _), pieces, cues_of) in enumerate(zip(top, said, split, carried, strict=True), 1):
         bonus = RANK_WEIGHT / position + (SPEAKER_BONUS if question.speaker == speaker.casefold() else 0.0)
         context = question.carried(e.context.text) if e.context else set()
         answers = answered_question(e, asked_before)
