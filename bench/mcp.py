@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -18,6 +19,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -47,18 +49,8 @@ async def timed_calls(session: Any, asked: list[str], k: int, mode: str) -> dict
     """Warm-up calls, then one timed `recall` round trip per question and a few timed `remember` calls."""
     for question in asked[:WARM_UP]:
         await session.call_tool("recall", {"question": question, "k": k, "mode": mode})
-    recall_ms = []
-    for question in asked:
-        started = time.perf_counter()
-        result = await session.call_tool("recall", {"question": question, "k": k, "mode": mode})
-        recall_ms.append((time.perf_counter() - started) * 1000)
-        if getattr(result, "is_error", getattr(result, "isError", False)):
-            raise SystemExit(f"recall failed: {result.content[0].text}")
-    remember_ms = []
-    for text in REMEMBERED:
-        started = time.perf_counter()
-        await session.call_tool("remember", {"speaker": "Bench", "text": text, "conversation": "bench"})
-        remember_ms.append((time.perf_counter() - started) * 1000)
+    recall_ms = [await timed_call(session, "recall", {"question": q, "k": k, "mode": mode}) for q in asked]
+    remember_ms = [await timed_call(session, "remember", remembered(text)) for text in REMEMBERED]
     return {
         "questions": len(recall_ms),
         "recall_p50_ms": round(ask.percentile(recall_ms, 0.5), 1),
@@ -67,14 +59,36 @@ async def timed_calls(session: Any, asked: list[str], k: int, mode: str) -> dict
     }
 
 
-async def over_stdio(store: Path, asked: list[str], k: int, mode: str) -> dict[str, Any]:
-    """`ripple mcp --store COPY` as a subprocess, the way an assistant launches it."""
+async def timed_call(session: Any, tool: str, arguments: dict[str, Any]) -> float:
+    """One tool call's round trip in milliseconds; a call that fails ends the benchmark with its error."""
+    started = time.perf_counter()
+    result = await session.call_tool(tool, arguments)
+    elapsed = (time.perf_counter() - started) * 1000
+    if getattr(result, "is_error", getattr(result, "isError", False)):
+        raise SystemExit(f"{tool} failed: {result.content[0].text}")
+    return elapsed
+
+
+def remembered(text: str) -> dict[str, str]:
+    """The arguments of a benchmark `remember` call."""
+    return {"speaker": "Bench", "text": text, "conversation": "bench"}
+
+
+@contextlib.asynccontextmanager
+async def served(store: Path) -> AsyncIterator[Any]:
+    """`ripple mcp --store STORE` as a subprocess, the way an assistant launches it, and its initialised session."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=str(ask.RIPPLE), args=["mcp", "--store", str(store)], env=dict(os.environ))
-    started = time.perf_counter()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
+        yield session
+
+
+async def over_stdio(store: Path, asked: list[str], k: int, mode: str) -> dict[str, Any]:
+    """`ripple mcp --store COPY` over stdio: the first recall from launch, then the timed calls."""
+    started = time.perf_counter()
+    async with served(store) as session:
         await session.call_tool("recall", {"question": asked[0], "k": k, "mode": mode})
         first = time.perf_counter() - started
         figures = await timed_calls(session, asked, k, mode)
@@ -83,20 +97,10 @@ async def over_stdio(store: Path, asked: list[str], k: int, mode: str) -> dict[s
 
 async def first_remember(store: Path, pause: float) -> dict[str, float]:
     """A new `ripple mcp` process: connect, stay idle `pause` seconds (a person typing), then time two `remember`s."""
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=str(ask.RIPPLE), args=["mcp", "--store", str(store)], env=dict(os.environ))
     started = time.perf_counter()
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    async with served(store) as session:
         await asyncio.sleep(pause)
-        timed = []
-        for text in REMEMBERED[:2]:
-            before = time.perf_counter()
-            result = await session.call_tool("remember", {"speaker": "Bench", "text": text, "conversation": "bench"})
-            timed.append((time.perf_counter() - before) * 1000)
-            if getattr(result, "is_error", getattr(result, "isError", False)):
-                raise SystemExit(f"remember failed: {result.content[0].text}")
+        timed = [await timed_call(session, "remember", remembered(text)) for text in REMEMBERED[:2]]
         total = time.perf_counter() - started - pause
     return {"first_ms": round(timed[0], 1), "second_ms": round(timed[1], 1), "start_to_first_s": round(total, 2)}
 
