@@ -136,7 +136,7 @@ def _verdict_model() -> Any:
     class VerdictOut(BaseModel):
         model_config = ConfigDict(extra="forbid")
         number: Annotated[int, Field(ge=1, le=MAX_SHOWN)]
-        relation: Literal["cause", "motivation", "enabling event", "background", "prior state", "none"]
+        relation: Literal[(*ACCEPTED_RELATIONS, "none")]  # type: ignore[valid-type]
         confidence: Annotated[float, Field(ge=0.0, le=1.0)]
 
     class VerdictsOut(BaseModel):
@@ -188,8 +188,8 @@ class LLMVerifier(FailureLog):
         """Accept an older candidate the model relates by an antecedent relation with enough confidence."""
         if not older(c.memory, memory):
             return Verdict(False, 0.0, "not older")
-        if said is None or said.relation.strip().lower() not in ACCEPTED_RELATIONS:
+        if said is None or said.relation not in ACCEPTED_RELATIONS:
             return Verdict(False, 0.0, f"model: {said.relation if said else 'no verdict'}")
         if said.confidence < self.min_confidence:
             return Verdict(False, 0.0, f"model: {said.relation} at {said.confidence:.2f}")
-        return Verdict(True, round(float(said.confidence), 4), f"model: {said.relation.strip().lower()}")
+        return Verdict(True, round(float(said.confidence), 4), f"model: {said.relation}")
