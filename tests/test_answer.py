@@ -183,3 +183,18 @@ def test_two_chats_with_the_same_speaker_and_turn_number_do_not_break_the_order(
     about = persons_about([first, second])
     assert set(about) == {3, 40}
     typed_answer("Would John be open to moving to another country?", [first, second])  # no TypeError
+
+
+def test_auto_keeps_the_rules_for_when_questions_and_asks_the_model_otherwise(fake_llm) -> None:
+    """With a model configured, auto answers a when-question by the rules (dates measured better) and never calls
+    the model for it; any other type goes to the model."""
+    from ripplecli.answer import ModelProvider, answer_for
+
+    llm = fake_llm("Denver [m1]")
+    model = ModelProvider(True, lambda: llm)
+    evidence = [memory(1, "Nora", "I signed the lease in Denver yesterday.")]
+    dated = answer_for("auto", "When did Nora sign the lease?", evidence, model)
+    assert dated is not None and dated.method == "typed" and "rules" in (dated.note or "")
+    assert dated.span == "7 May 2023" and llm.requests == []
+    placed = answer_for("auto", "Where did Nora sign the lease?", evidence, model)
+    assert placed is not None and placed.method == "llm" and len(llm.requests) == 1
