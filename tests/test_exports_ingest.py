@@ -152,7 +152,7 @@ def test_an_edited_message_in_a_newer_export_keeps_its_stored_text(tmp_path, fak
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)
     assert (report["new_sources"], report["duplicates"], report["edited"]) == (1, 2, 1)
-    assert "1 message(s) changed since they were stored" in result.stderr
+    assert "1 message changed since it was stored" in result.stderr
     with Memory(store, read_only=True) as memory:
         (text,) = memory.store.con.execute("SELECT text FROM sources WHERE turn_id = '1002'").fetchone()
     assert text == "I signed the lease for the apartment on Elm Street!"

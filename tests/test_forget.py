@@ -115,14 +115,14 @@ def test_forget_asks_first_and_no_leaves_everything(store):
     mid = secret_id(store)
     result = run("forget", str(mid), "--store", str(store), stdin="n\n")
     assert result.exit_code == 1
-    assert "will forget: 1 memories, 1 edges, 1 vectors, 5 cues, 1 provenance, 1 sources" in result.stderr
+    assert "will forget: 1 memory, 1 edge, 1 vector, 5 cues, 1 provenance link, 1 source turn" in result.stderr
     assert "nothing was forgotten" in result.stderr and stored_counts(store) == before
     unanswered = run("forget", str(mid), "--store", str(store), stdin="")  # a script without --yes
     assert unanswered.exit_code == 1 and "Aborted" not in unanswered.output
     assert "nothing was forgotten (to forget without being asked, pass --yes)" in unanswered.stderr
     assert stored_counts(store) == before
     agreed = run("forget", str(mid), "--store", str(store), stdin="y\n")
-    assert agreed.exit_code == 0 and "forgot: 1 memories" in agreed.stdout
+    assert agreed.exit_code == 0 and "forgot: 1 memory, 1 edge" in agreed.stdout
 
 
 def test_a_surviving_cue_keeps_only_the_forms_its_holders_said(store):

@@ -25,6 +25,7 @@ from ripplecli.cli.common import (
 )
 from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
+from ripplecli.wording import counted
 
 
 def _summary(reports: list) -> Table:
@@ -169,8 +170,9 @@ def ingest(
     edited = sum(r.edited for r in reports)
     if edited:
         err_console.print(
-            f"{edited:,} message(s) changed since they were stored; the stored text is kept "
-            "(`ripple forget` them, then ingest again, to take the new text)",
+            f"{counted(edited, 'message')} changed since {'it was' if edited == 1 else 'they were'} stored; the "
+            f"stored text is kept (`ripple forget` {'it' if edited == 1 else 'them'}, then ingest again, to take the "
+            "new text)",
             markup=False,
             soft_wrap=True,
         )

@@ -19,14 +19,17 @@ from ripplecli.cli.common import (
     printable,
     user_errors,
 )
+from ripplecli.wording import counted
 
 PLAN_ORDER = ("memories", "edges", "vectors", "cues", "provenance", "sources")
+# what one of each counted kind is called, when there is one
+PLAN_NOUNS = {"memories": "memory", "provenance": "provenance link", "sources": "source turn"}
 STATUS_STYLE = {"ok": "green", "stale": "yellow", "problem": "bold red"}
 
 
 def _plan_line(counts: dict[str, int], verb: str) -> str:
-    """`will forget: 3 memories, 5 edges, …`."""
-    return f"{verb}: " + ", ".join(f"{counts[key]} {key}" for key in PLAN_ORDER)
+    """`will forget: 3 memories, 1 edge, …`."""
+    return f"{verb}: " + ", ".join(counted(counts[key], PLAN_NOUNS.get(key, key[:-1])) for key in PLAN_ORDER)
 
 
 @user_errors
@@ -97,7 +100,7 @@ def export(
     with open_memory(store, read_only=True, create=False) as memory:
         lines = memory.export(out, with_vectors=with_vectors)
     if out is not None:
-        err_console.print(printable(f"exported {lines} records to {out}"), markup=False)
+        err_console.print(printable(f"exported {counted(lines, 'record')} to {out}"), markup=False)
 
 
 @user_errors
@@ -109,7 +112,7 @@ def import_(
     """Restore an export into an empty store (re-encoding the vectors when the export has none)."""
     with open_memory(store) as memory:
         counts = memory.import_(file)
-    _report(counts, "imported: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()), as_json)
+    _report(counts, "imported: " + ", ".join(counted(n, kind.replace("_", " ")) for kind, n in counts.items()), as_json)
 
 
 @user_errors

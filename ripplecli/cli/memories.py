@@ -20,6 +20,7 @@ from ripplecli.cli.common import (
     rows_table,
     user_errors,
 )
+from ripplecli.wording import counted
 
 memories_app = typer.Typer(help="List and search the memories in the store.", no_args_is_help=True)
 TEXT_WIDTH = 80
@@ -86,7 +87,7 @@ def list_command(
     if as_json:
         print_json(rows)
         return
-    console.print(_table(rows, f"{len(rows)} memories") if rows else "no memories match")
+    console.print(_table(rows, counted(len(rows), "memory")) if rows else "no memories match")
 
 
 @memories_app.command("search")
@@ -103,7 +104,7 @@ def search_command(
     if as_json:
         print_json(rows)
         return
-    title = f"{len(rows)} memories for '{inert(text)}'"
+    title = f"{counted(len(rows), 'memory')} for '{inert(text)}'"
     console.print(_table(rows, title, found_by=True) if rows else "no memories match")
 
 

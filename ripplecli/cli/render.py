@@ -20,6 +20,7 @@ from ripplecli.trace import (
     SupportByChannel,
     ViewHit,
 )
+from ripplecli.wording import counted
 
 
 def _cues(tree: Tree, cues: Cues) -> None:
@@ -57,7 +58,7 @@ def _sessions(tree: Tree, sessions: list[SessionRank]) -> None:
     node = tree.add(f"[bold]sessions[/] (ranked as units, {len(sessions)})")
     for row in sessions:
         first, last = row.members[0], row.members[-1]
-        node.add(f"session of m{first}…m{last} ({len(row.members)} memories)  {row.score:.3f}")
+        node.add(f"session of m{first}…m{last} ({counted(len(row.members), 'memory')})  {row.score:.3f}")
 
 
 def _support_line(s: Support) -> str:

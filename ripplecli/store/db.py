@@ -17,6 +17,7 @@ from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.files import read_json_object
 from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
+from ripplecli.wording import counted
 
 DEFAULT_DIM = 384  # all-MiniLM-L6-v2, the default encoder
 log = logging.getLogger("ripplecli")
@@ -227,8 +228,8 @@ class Store:
             return None
         self.rewrite()
         return (
-            f"finished the file rewrite an interrupted forget owed ({owed.get('memories', '?')} memories, "
-            f"{owed.get('sources', '?')} source turns)"
+            f"finished the file rewrite an interrupted forget owed ({counted(owed.get('memories'), 'memory')}, "
+            f"{counted(owed.get('sources'), 'source turn')})"
         )
 
     def get_meta(self, key: str, default: Any = None) -> Any:

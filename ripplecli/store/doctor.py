@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 
 from ripplecli.store import schema
 from ripplecli.store.db import LEXICAL_DIR, VECTOR_FILE, Store, leftovers, remove_leftovers
+from ripplecli.wording import counted
 
 OK, STALE, PROBLEM = "ok", "stale", "problem"  # stale: a derived cache that is rebuilt on next use; not a failure
 
@@ -31,24 +32,31 @@ def _count_sql(store: Store, sql: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _rows_check(name: str, sql: str, what: str) -> Callable[[Store], Finding]:
-    """A check that passes when `sql` counts zero rows."""
+def _rows_check(name: str, sql: str, what: tuple[str, str]) -> Callable[[Store], Finding]:
+    """A check that passes when `sql` counts zero rows; `what` is a hit in the singular and the plural."""
 
     def check(store: Store) -> Finding:
         found = _count_sql(store, sql)
-        return Finding(name, PROBLEM if found else OK, f"{found} {what}" if found else "none")
+        return Finding(name, PROBLEM if found else OK, counted(found, *what) if found else "none")
 
     return check
 
 
-ORPHAN_CHECKS: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {  # name: (table.column pairs, what a hit is)
-    "orphan edges": ((("edges", "src"), ("edges", "dst")), "edges touch a missing memory"),
+# name: (table.column pairs, what a hit is: one, several)
+ORPHAN_CHECKS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str]]] = {
+    "orphan edges": (
+        (("edges", "src"), ("edges", "dst")),
+        ("edge touches a missing memory", "edges touch a missing memory"),
+    ),
     "orphan cues": (
         (("memory_persons", "memory_id"), ("memory_locations", "memory_id"), ("memory_cues", "memory_id")),
-        "cue rows of a missing memory",
+        ("cue row of a missing memory", "cue rows of a missing memory"),
     ),
-    "orphan provenance": ((("provenance", "memory_id"),), "provenance rows of a missing memory"),
-    "orphan vectors": ((("vectors", "memory_id"),), "vectors of a missing memory"),
+    "orphan provenance": (
+        (("provenance", "memory_id"),),
+        ("provenance row of a missing memory", "provenance rows of a missing memory"),
+    ),
+    "orphan vectors": ((("vectors", "memory_id"),), ("vector of a missing memory", "vectors of a missing memory")),
 }
 ORPHAN_COLUMNS = tuple(pair for pairs, _ in ORPHAN_CHECKS.values() for pair in pairs)
 
@@ -68,19 +76,22 @@ def orphan_count_sql(pairs: tuple[tuple[str, str], ...]) -> str:
 
 
 ORPHANS = {name: (orphan_count_sql(pairs), what) for name, (pairs, what) in ORPHAN_CHECKS.items()}
-INTEGRITY: dict[str, tuple[str, str]] = {
+INTEGRITY: dict[str, tuple[str, tuple[str, str]]] = {
     "memories without sources": (
         "SELECT count(*) FROM memories WHERE memory_id NOT IN "
         "(SELECT p.memory_id FROM provenance p JOIN sources s USING (source_id))",
-        "memories cite no stored turn (forgotten with --keep-sources off?)",
+        (
+            "memory cites no stored turn (forgotten with --keep-sources off?)",
+            "memories cite no stored turn (forgotten with --keep-sources off?)",
+        ),
     ),
     "memories without vectors": (
         "SELECT count(*) FROM memories WHERE memory_id NOT IN (SELECT memory_id FROM vectors)",
-        "memories have no vector",
+        ("memory has no vector", "memories have no vector"),
     ),
     "duplicate source turns": (
         "SELECT count(*) FROM (SELECT conversation_id, turn_id FROM sources GROUP BY ALL HAVING count(*) > 1)",
-        "turns stored twice",
+        ("turn stored twice", "turns stored twice"),
     ),
 }
 
@@ -102,12 +113,13 @@ def check_vector_index(store: Store) -> Finding:
     if saved is None:
         if count == 0:
             return Finding("vector index", OK, "empty")
-        return Finding("vector index", STALE, f"missing or unreadable; rebuilt from {count} vectors on next use")
+        rebuilt = f"missing or unreadable; rebuilt from {counted(count, 'vector')} on next use"
+        return Finding("vector index", STALE, rebuilt)
     if saved["version"] != version:
         return Finding("vector index", STALE, f"version {saved['version']} < store {version}; rebuilt on next use")
     if index.count != count or not _same_labels(store, index):
-        return Finding("vector index", PROBLEM, f"{index.count} vectors in hnswlib, {count} in the store")
-    return Finding("vector index", OK, f"{count} vectors, version {version}")
+        return Finding("vector index", PROBLEM, f"{counted(index.count, 'vector')} in hnswlib, {count} in the store")
+    return Finding("vector index", OK, f"{counted(count, 'vector')}, version {version}")
 
 
 def _same_labels(store: Store, index) -> bool:
@@ -129,8 +141,8 @@ def check_lexical_index(store: Store) -> Finding:
         return Finding("lexical index", STALE, f"version {saved} < store {version}; rebuilt on next use")
     stored = {r[0] for r in store.con.execute("SELECT memory_id FROM memories").fetchall()}
     if set(index.ids.tolist()) != stored:
-        return Finding("lexical index", PROBLEM, f"{index.count} memories indexed, {count} in the store")
-    return Finding("lexical index", OK, f"{count} memories, version {version}")
+        return Finding("lexical index", PROBLEM, f"{counted(index.count, 'memory')} indexed, {count} in the store")
+    return Finding("lexical index", OK, f"{counted(count, 'memory')}, version {version}")
 
 
 def check_leftovers(store: Store) -> Finding:
@@ -149,7 +161,7 @@ def check_rewrite_owed(store: Store) -> Finding:
     return Finding(
         "unfinished forget",
         PROBLEM,
-        f"an interrupted forget of {owed.get('memories', '?')} memories left their text in the files; "
+        f"an interrupted forget of {counted(owed.get('memories'), 'memory')} left their text in the files; "
         "run `ripple doctor --repair` (any command that writes also finishes it)",
     )
 
@@ -180,7 +192,7 @@ def repair(store: Store) -> list[str]:
                 f"DELETE FROM {table} WHERE {column} NOT IN (SELECT memory_id FROM memories)"
             ).fetchone()
             if gone and gone[0]:
-                done.append(f"removed {gone[0]} orphan rows from {table}")
+                done.append(f"removed {counted(gone[0], 'orphan row')} from {table}")
     done += [f"removed {p.name}" for p in remove_leftovers(store.path)]
     store.rebuild_vector_index()
     shutil.rmtree(store.path / LEXICAL_DIR, ignore_errors=True)  # a saved index at the current version is reused

@@ -14,6 +14,7 @@ from ripplecli.files import escape_c1
 from ripplecli.store import schema
 from ripplecli.store.browse import CUE_TABLES, MEMORY_COLUMNS
 from ripplecli.store.db import Store
+from ripplecli.wording import counted
 
 FORMAT = "ripple-export"
 FORMAT_VERSION = 1
@@ -186,7 +187,8 @@ def ensure_empty(store: Store) -> None:
     held = {table: store.count(table) for table in ("memories", "sources", "conversations")}
     if any(held.values()) or store.get_meta("settings") is not None:
         raise StoreError(
-            f"store {store.path} is not empty ({held['memories']} memories, {held['sources']} sources); "
+            f"store {store.path} is not empty ({counted(held['memories'], 'memory')}, "
+            f"{counted(held['sources'], 'source')}); "
             "import into a new store (--store NEW_FOLDER)"
         )
 
