@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from ripplecli.early_encoding import EarlyEncoder, Foreseen
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, MemoryDraft, Session, Turn, Window
-from ripplecli.owner import OWNER, default_owner_name, owner_speaker, with_owner
+from ripplecli.owner import ASSISTANT, OWNER, default_owner_name, owner_speaker, with_owner
 from ripplecli.store import queries, writes
 from ripplecli.store.browse import CUE_TABLES
 from ripplecli.store.db import Store
@@ -72,6 +72,14 @@ def turn_hash(conversation_id: str, session: Session, turn: Turn) -> str:
         stamp = session.timestamp.isoformat() if session.timestamp else ""
         payload = "\x1f".join([conversation_id, session.session_id, turn.turn_id, speaker, turn.text, stamp])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _unnamed_assistant(conversation_id: str, session: Session, turn: Turn) -> str | None:
+    """The identity an assistant's turn had when ChatGPT and Claude exports stored their assistant as `assistant`,
+    so re-ingesting such an export into an older store is not taken for an edit of every reply."""
+    if turn.role != ASSISTANT or turn.speaker == ASSISTANT:
+        return None
+    return turn_hash(conversation_id, session, replace(turn, speaker=ASSISTANT))
 
 
 def file_hash(path: Path) -> str:
@@ -178,7 +186,7 @@ class Ingestor:
         pending = []
         for session, turn, digest in flat:
             known = stored.get(turn.turn_id)
-            if known == digest:
+            if known == digest or (known and known == _unnamed_assistant(conv.conversation_id, session, turn)):
                 continue
             if known is not None and turn.said_at is not None:
                 report.edited += 1

@@ -113,9 +113,9 @@ def test_claude_export() -> None:
     said = turns(chat)
     assert [(t.turn_id, t.speaker, t.role) for t in said] == [
         ("m-1", "human", "owner"),
-        ("m-2", "assistant", "assistant"),
+        ("m-2", "Claude", "assistant"),  # the assistant as people call it; the export says "assistant"
         ("m-3", "human", "owner"),
-        ("m-4", "assistant", "assistant"),
+        ("m-4", "Claude", "assistant"),
     ]
     assert said[1].text == "Alfama is charming and close to the river; Príncipe Real is quieter."  # no tool blocks
     assert said[2].text == "We picked Alfama. Any bakery nearby?"  # `text` when there is no content
@@ -136,13 +136,13 @@ def test_chatgpt_without_current_node_reads_the_newest_leaf() -> None:
     assert [t.role for t in said] == ["owner", "assistant", "assistant", "assistant", "owner"]
 
 
-def test_chatgpt_speakers_stay_as_the_export_names_them() -> None:
+def test_chatgpt_speakers_are_the_exports_user_and_chatgpt() -> None:
     (chat,) = read_conversations(FIXTURES / "chatgpt.json")
-    assert [(t.turn_id, t.speaker) for t in turns(chat)] == [
-        ("n1", "user"),
-        ("n2", "assistant"),
-        ("n3", "user"),
-        ("n4", "assistant"),
+    assert [(t.turn_id, t.speaker, t.role) for t in turns(chat)] == [
+        ("n1", "user", "owner"),
+        ("n2", "ChatGPT", "assistant"),
+        ("n3", "user", "owner"),
+        ("n4", "ChatGPT", "assistant"),
     ]
     assert chat.title == "Trip packing list"
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 from chats import counts, new_memory, one_error_line, run, stored_counts
 
 from ripplecli.api import Memory
+from ripplecli.formats import read_conversations
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 WHATSAPP = (FIXTURES / "WhatsApp Chat with Maya.txt").read_text()
@@ -156,3 +158,26 @@ def test_an_edited_message_in_a_newer_export_keeps_its_stored_text(tmp_path, fak
     with Memory(store, read_only=True) as memory:
         (text,) = memory.store.con.execute("SELECT text FROM sources WHERE turn_id = '1002'").fetchone()
     assert text == "I signed the lease for the apartment on Elm Street!"
+
+
+def test_assistants_are_called_chatgpt_and_claude_and_an_older_store_sees_no_edit(
+    tmp_path, fake_settings, fake_extractor
+):
+    store = tmp_path / "store"
+    with new_memory(store, fake_settings) as memory:
+        memory.ingest(FIXTURES / "chatgpt.json", owner="Alex")
+        chats = read_conversations(FIXTURES / "claude.json")
+        as_before = [  # how ripple stored Claude's replies before they were given its name
+            replace(c, sessions=[
+                replace(s, turns=[replace(t, speaker="assistant") if t.role == "assistant" else t for t in s.turns])
+                for s in c.sessions
+            ])
+            for c in chats
+        ]  # fmt: skip
+        memory.ingest(FIXTURES / "claude.json", conversations=as_before, owner="Alex")
+        again = memory.ingest(FIXTURES / "claude.json", owner="Alex")
+        speakers = memory.store.con.execute("SELECT DISTINCT speaker, role FROM sources ORDER BY 1").fetchall()
+    assert (again.new_sources, again.edited, again.duplicates) == (0, 0, 4)
+    assert speakers == [("Alex", "owner"), ("ChatGPT", "assistant"), ("assistant", "assistant")]
+    shown = run("show", "m2", "--store", str(store))
+    assert "ChatGPT: " in shown.stdout and "ChatGPT" in shown.stdout.split("source turns")[1]

@@ -104,9 +104,9 @@ def test_chatgpt_keeps_visible_user_and_assistant_text() -> None:
     assert session.timestamp == datetime(2023, 11, 14, 22, 13, 30)  # its day's first message
     assert [(t.turn_id, t.speaker) for t in session.turns] == [
         ("n1", "user"),
-        ("n2", "assistant"),
+        ("n2", "ChatGPT"),
         ("n3", "user"),
-        ("n4", "assistant"),
+        ("n4", "ChatGPT"),
     ]
     assert session.turns[2].text == "Is this jacket warm enough?"
 

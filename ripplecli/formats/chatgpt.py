@@ -4,7 +4,8 @@ Each conversation's `mapping` holds message nodes linked by `parent`; the thread
 root to `current_node` (to the newest leaf when an export leaves it out), so branches an edit left behind are
 not read. Kept: what the user and the assistant wrote (the text parts of multimodal messages), tool output
 with text, and canvas documents the assistant wrote; skipped and counted: system and hidden messages, code
-sent to tools, reasoning and anything else without readable text. Each turn keeps its message's id and time.
+sent to tools, reasoning and anything else without readable text. Each turn keeps its message's id and time;
+the assistant's turns are spoken by "ChatGPT" (a tool's by its name).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ripplecli.formats.fields import ChatFormat, Node, located, quote, records
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"user": "owner", "assistant": "assistant", "tool": "assistant"}
+ASSISTANT_NAME = "ChatGPT"  # what a person calls the author the export names by its role, "assistant"
 TEXT_CONTENT = frozenset({"text", "multimodal_text"})
 CANVAS = frozenset({"canmore.create_textdoc", "canmore.update_textdoc"})
 
@@ -106,7 +108,8 @@ def _spoken(message: Node) -> tuple[str, str, str] | None:
     recipient = message.get("recipient")
     target = recipient.string() if recipient is not None else "all"
     name = author.get("name")
-    speaker = (name.string() if name is not None and kind == "tool" else "") or kind
+    tool = name.string() if name is not None and kind == "tool" else ""
+    speaker = tool or (ASSISTANT_NAME if kind == "assistant" else kind)
     if target in CANVAS:
         text = _canvas_text(content)
     elif target != "all":

@@ -3,6 +3,7 @@
 Each has a `uuid`, a `name` (its title) and `chat_messages` in order, each with its own `uuid`, `sender`
 (`human` or `assistant`), `created_at` and either `content` blocks (the text ones are read; tool calls and
 results are skipped) or a plain `text`. Attached files' extracted text is not read: it is the file, not the chat.
+The assistant's messages are spoken by "Claude".
 Messages that name a `parent_message_uuid` form a tree (an edited prompt or a retried answer starts a branch):
 only the branch the page shows is read, from `current_leaf_message_uuid` or else the newest leaf.
 """
@@ -14,6 +15,7 @@ from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"human": "owner", "user": "owner", "assistant": "assistant"}
+ASSISTANT_NAME = "Claude"  # what a person calls the sender the export names by its role, "assistant"
 
 
 def parse_claude(data: object, source: str) -> list[Conversation]:
@@ -55,7 +57,8 @@ def _sessions(record: Node) -> tuple[list, int]:
             continue
         turn_id = message_ids.claim(message.at("uuid").text(), message.keys)
         said_at = _time(message)
-        dated.append(Dated(Turn(turn_id, sender.string(), text, said_at, role), said_at))
+        speaker = ASSISTANT_NAME if role == "assistant" else sender.string()
+        dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), said_at))
     return by_day(dated), skipped
 
 
