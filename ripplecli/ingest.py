@@ -154,6 +154,7 @@ class Ingestor:
         if owner_speaker(conversations) is not None:
             report.owner = self.owner or default_owner_name(conversations)
             conversations = [with_owner(c, report.owner) for c in conversations]
+        conversations = [self._as_stored(conv) for conv in conversations]
         plans = [(conv, self._pending(conv, Path(label).name, report)) for conv in conversations]
         total = sum(len(p) for _, p in plans)
         report.duplicates = sum(c.turn_count for c, _ in plans) - total - report.edited if plans else 0
@@ -175,6 +176,18 @@ class Ingestor:
         if report.memories:
             self.store.refresh_lexical_index()
         return report
+
+    def _as_stored(self, conv: Conversation) -> Conversation:
+        """A newer export of a chat that is stored under another id of its family (a WhatsApp export that lost its
+        oldest messages names another first message) goes to that conversation: the one of the family that already
+        holds the most of its messages. A chat of the same name that shares no message stays a chat of its own."""
+        if not conv.same_chat_prefix:
+            return conv
+        turn_ids = [t.turn_id for s in conv.sessions for t in s.turns]
+        holders = [cid for cid, _ in queries.conversations_holding(self.store, conv.same_chat_prefix, turn_ids)]
+        if not holders or conv.conversation_id in holders:
+            return conv
+        return replace(conv, conversation_id=holders[0])
 
     def _pending(self, conv: Conversation, source: str, report: IngestReport) -> list[PendingTurn]:
         """Turns of `conv` not stored yet. A stored turn id with other content is refused, naming the file; but an

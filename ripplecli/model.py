@@ -34,6 +34,9 @@ class Conversation:
     sessions: list[Session] = field(default_factory=list)
     title: str | None = None  # the export's own title, shown beside the id
     skipped: int = 0  # messages the reader left out on purpose (tool calls, hidden, media-only), for the summary
+    # An id prefix an earlier export of the same chat may be stored under, when the id depends on the export (a
+    # WhatsApp id names its first message, which a newer export of a long chat may have lost): see ingest.
+    same_chat_prefix: str | None = None
 
     @property
     def speakers(self) -> list[str]:

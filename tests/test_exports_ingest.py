@@ -43,6 +43,30 @@ def test_newer_whatsapp_export_adds_only_new_messages(tmp_path, fake_settings, f
     assert len(turns) == len(set(turns)) == 9 and turns[-1][0] == "2024-02-14"
 
 
+def _chat_file(folder: Path, name: str, text: str) -> Path:
+    """A WhatsApp export as the phone names it, in its own folder."""
+    folder.mkdir()
+    (folder / f"WhatsApp Chat with {name}.txt").write_text(text)
+    return folder / f"WhatsApp Chat with {name}.txt"
+
+
+def test_a_capped_whatsapp_export_lands_in_the_chat_it_continues(tmp_path, fake_settings, fake_extractor):
+    lines = WHATSAPP.splitlines(keepends=True)
+    capped = "".join(lines[5:]) + LATER  # WhatsApp cut the oldest messages, up to the address
+    other = "02/03/2024, 10:00 - Maya: Hi, it's Maya from the climbing gym.\n02/03/2024, 10:01 - Alex: Hi Maya!\n"
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        memory.ingest(_chat_file(tmp_path / "old", "Maya", WHATSAPP))
+        newer = memory.ingest(_chat_file(tmp_path / "new", "Maya", capped))
+        namesake = memory.ingest(_chat_file(tmp_path / "other", "Maya", other))  # another Maya, no shared message
+        chats = memory.store.con.execute(
+            "SELECT conversation_id, count(*) FROM sources GROUP BY 1 ORDER BY 2 DESC"
+        ).fetchall()
+    assert (newer.new_sources, newer.duplicates) == (2, 4)
+    assert (namesake.new_sources, namesake.duplicates) == (2, 0)
+    assert [n for _, n in chats] == [9, 2] and all(c.startswith("whatsapp-maya-") for c, _ in chats)
+    assert read_conversations(tmp_path / "old")[0].conversation_id == chats[0][0]
+
+
 def test_overlapping_telegram_exports_never_duplicate(tmp_path, fake_settings, fake_extractor):
     chat = json.loads((FIXTURES / "telegram_chat.json").read_text())
     full = json.loads((FIXTURES / "telegram_full.json").read_text())  # holds the chat's first two messages

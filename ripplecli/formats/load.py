@@ -6,6 +6,7 @@ import json
 import os
 import re
 import stat
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from ripplecli.errors import InputError
@@ -355,7 +356,7 @@ def _with_turns(conversations: list[Conversation], name: str) -> list[Conversati
     for conversation in conversations:
         sessions = [session for session in conversation.sessions if session.turns]
         if sessions:
-            kept.append(Conversation(conversation.conversation_id, sessions, conversation.title, conversation.skipped))
+            kept.append(replace(conversation, sessions=sessions))
     if not kept:
         raise InputError(f"{name}: holds no chat turns")
     return kept

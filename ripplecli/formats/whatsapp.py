@@ -78,10 +78,11 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
         raise InputError(f"{source}: holds WhatsApp system lines and media only, no messages with text")
     title = _chat_name(doc)
     first = dated[0].turn
-    conversation_id = f"whatsapp-{_slug(title)}-{short_hash(f'{first.said_at}|{first.speaker}|{first.text}')}"
+    prefix = f"whatsapp-{_slug(title)}-"
+    conversation_id = prefix + short_hash(f"{first.said_at}|{first.speaker}|{first.text}")
     sessions = by_day(dated)
     _mark_owner(sessions, title)
-    return [Conversation(conversation_id, sessions, title, skipped)]
+    return [Conversation(conversation_id, sessions, title, skipped, same_chat_prefix=prefix)]
 
 
 def _plain(line: str) -> str:

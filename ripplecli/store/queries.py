@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -189,6 +190,18 @@ def turn_hashes(store: Store, conversation_id: str) -> dict[str, str]:
     """turn id -> content hash of one conversation's stored turns."""
     rows = store.con.execute("SELECT turn_id, content_hash FROM sources WHERE conversation_id = ?", [conversation_id])
     return dict(rows.fetchall())
+
+
+def conversations_holding(store: Store, prefix: str, turn_ids: Sequence[str]) -> list[tuple[str, int]]:
+    """Stored conversations whose id is `prefix` and one more dash-free part, with how many of `turn_ids` each
+    holds (those holding none are left out), most first."""
+    rows = store.con.execute(
+        "SELECT conversation_id, count(*) FROM sources WHERE starts_with(conversation_id, ?) "
+        "AND NOT contains(substr(conversation_id, ?), '-') AND turn_id IN (SELECT unnest(?::VARCHAR[])) "
+        "GROUP BY conversation_id ORDER BY count(*) DESC, conversation_id",
+        [prefix, len(prefix) + 1, list(turn_ids)],
+    )
+    return [(conversation_id, int(count)) for conversation_id, count in rows.fetchall()]
 
 
 def turn_ids(store: Store, conversation_id: str) -> set[str]:
