@@ -20,6 +20,7 @@ from ripplecli.store.db import Store
 from ripplecli.trace import ChannelHit, RecallResult, Round
 
 if TYPE_CHECKING:  # the write path (numpy, graph) and recall load only when used
+    from ripplecli.formats.load import Reading
     from ripplecli.ingest import IngestReport, Progress
     from ripplecli.protocols import LLM, Encoder
     from ripplecli.recall.pipeline import Recaller
@@ -310,12 +311,17 @@ def owner_name(conversations: Sequence[Conversation], given: str | None) -> str 
 # --- remember: turns told to an assistant ----------------------------------------------------------
 def read_chat(path: str | Path, fmt: str = "auto") -> list[Conversation]:
     """A chat file's conversations, refused beyond MAX_TURNS_PER_FILE turns (checked before anything is written)."""
-    from ripplecli.formats import read_conversations
+    return read_export(path, fmt).conversations
+
+
+def read_export(path: str | Path, fmt: str = "auto") -> Reading:
+    """read_chat, and for a zip or folder which of its files were read as what and which were passed over."""
+    from ripplecli.formats.load import read_input
 
     path = Path(path)
-    conversations = read_conversations(path, fmt)
-    check_turn_count(conversations, path.name)
-    return conversations
+    reading = read_input(path, fmt)
+    check_turn_count(reading.conversations, path.name)
+    return reading
 
 
 def check_turn_count(conversations: Sequence[Conversation], label: str) -> None:

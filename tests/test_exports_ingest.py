@@ -142,6 +142,26 @@ def test_an_export_folder_through_the_cli(tmp_path, fake_settings, fake_extracto
     assert (json.loads(again.stdout)[0]["new_sources"], json.loads(again.stdout)[0]["duplicates"]) == (0, 4)
 
 
+def test_a_folder_ingest_says_what_it_read_and_what_it_passed_over(tmp_path, fake_settings, fake_extractor):
+    folder = tmp_path / "project"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (folder / "WhatsApp Chat with Maya.txt").write_text(WHATSAPP)
+    (folder / "README.md").write_text("# Project\n\nHow to build it.\n")
+    (folder / "package.json").write_text('{"name": "project", "version": "1.0.0"}')
+    (folder / "logo.png").write_bytes(b"\x89PNG")
+    store = tmp_path / "store"
+    with new_memory(store, fake_settings):
+        pass
+    result = run("ingest", str(folder), "--store", str(store))
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[:2] == [
+        "project: read 2 files: notes: README.md; whatsapp: WhatsApp Chat with Maya.txt",
+        "project: passed over 3 files: hidden: .git/HEAD; not .json, .txt or .md: logo.png; in no format ripple "
+        "reads: package.json",
+    ]
+
+
 def test_a_long_conversation_is_written_in_batches_with_the_same_result(
     tmp_path, fake_settings, fake_extractor, monkeypatch
 ):

@@ -19,6 +19,7 @@ from ripplecli.cli.common import (
     inert,
     open_memory,
     print_json,
+    printable,
     progress_bar,
     rows_table,
     user_errors,
@@ -52,6 +53,33 @@ def _summary(reports: list) -> Table:
             f"{r.seconds:.2f}",
         )
     return table
+
+
+LISTED_NAMES = 4  # file names shown per format or reason before "… and N more"
+
+
+def bundle_lines(name: str, members: list) -> list[str]:
+    """For a zip or folder: which of its files were read and as what, and which were passed over and why."""
+    read = [m for m in members if m.format]
+    passed = [m for m in members if not m.format]
+    lines = [f"{name}: read {counted(len(read), 'file')}: {_grouped(read, lambda m: m.format)}"] if read else []
+    if passed:
+        lines.append(f"{name}: passed over {counted(len(passed), 'file')}: {_grouped(passed, lambda m: m.passed_over)}")
+    return lines
+
+
+def _grouped(members: list, key) -> str:
+    """`notes: a.md, b.md; whatsapp: WhatsApp Chat with Maya.txt`, a few names per group."""
+    groups: dict[str, list[str]] = {}
+    for member in members:
+        groups.setdefault(key(member), []).append(member.path)
+    return "; ".join(f"{what}: {_names(paths)}" for what, paths in groups.items())
+
+
+def _names(paths: list[str]) -> str:
+    """The first few names, then how many more."""
+    shown = ", ".join(paths[:LISTED_NAMES])
+    return shown + (f" and {len(paths) - LISTED_NAMES} more" if len(paths) > LISTED_NAMES else "")
 
 
 def stdin_is_terminal() -> bool:
@@ -116,6 +144,9 @@ def ingest(
 
     Re-ingesting a file is a no-op, and a newer export of the same chats adds only the messages that are new.
     A .zip or an export folder is read as it comes; the README's "Chat formats" section says how to get each export.
+    In a zip or folder every .json, .txt and .md file in a known format is read (any .md/.txt that is no WhatsApp
+    chat as notes: `ripple ingest .` takes a README too); hidden files, media and other files are passed over, and
+    the ingest lists what it read, as what, and what it passed over.
 
     \b
     chatgpt, claude   conversations.json from the account's data export
@@ -131,11 +162,12 @@ def ingest(
 
     A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
     """
-    from ripplecli.api import read_chat
+    from ripplecli.api import read_export
     from ripplecli.formats.load import check_format
 
     check_format(fmt)  # before any file is opened
-    parsed = [(path, read_chat(path, fmt)) for path in files]  # every file checked before any write
+    readings = [(path, read_export(path, fmt)) for path in files]  # every file checked before any write
+    parsed = [(path, reading.conversations) for path, reading in readings]
     if not parsed:
         raise InputError("no files given")
     if extractor == "llm" or links == "cable-llm":
@@ -165,6 +197,9 @@ def ingest(
         print_json([r.__dict__ for r in reports])
     else:
         console.print(_summary(reports))
+    for path, reading in readings:
+        for line in bundle_lines(path.name or str(path), reading.members):
+            err_console.print(printable(line), markup=False, soft_wrap=True)
     if hint:
         err_console.print(hint, markup=False, soft_wrap=True)
     edited = sum(r.edited for r in reports)

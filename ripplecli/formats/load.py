@@ -6,7 +6,7 @@ import json
 import os
 import re
 import stat
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ripplecli.errors import InputError
@@ -22,6 +22,23 @@ HELP = "see `ripple ingest --help` for the exports ripple reads, or write its na
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DATED_LINE = re.compile(r"^\W{0,3}\d{1,4}[./-]\d{1,2}[./-]\d{1,4}")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file of a zip or folder: the format it was read as, or (format None) why it was passed over."""
+
+    path: str
+    format: str | None = None
+    passed_over: str = ""
+
+
+@dataclass
+class Reading:
+    """What an input gave: its conversations and, for a zip or folder, what became of each file in it."""
+
+    conversations: list[Conversation]
+    members: list[Member] = field(default_factory=list)
 
 
 class UnknownFormat(InputError):
@@ -53,18 +70,25 @@ def check_format(fmt: str, name: str = "") -> None:
 def read_conversations(path: Path, fmt: str = "auto") -> list[Conversation]:
     """Read and fully validate a chat file, zip or export folder before anything is returned, so a bad input
     writes nothing."""
+    return read_input(path, fmt).conversations
+
+
+def read_input(path: Path, fmt: str = "auto") -> Reading:
+    """read_conversations, and for a zip or folder what was read of it as what, and what was passed over."""
     name = path.name or str(path)
     check_format(fmt, name)
     info = _stat(path, name)
+    others: list[Member] = []
     if stat.S_ISDIR(info.st_mode):
-        conversations = read_bundle(dict(folder_members(path, name)), name, fmt)
+        reading = read_bundle(dict(folder_members(path, name, others)), name, fmt)
     else:
         raw = _read_bytes(path, name, info)
         if raw[:4] == b"PK\x03\x04" or (path.suffix.lower() == ".zip" and fmt == "auto"):
-            conversations = read_bundle(dict(zip_members(raw, name)), name, fmt)
+            reading = read_bundle(dict(zip_members(raw, name, others)), name, fmt)
         else:
-            conversations = read_file(raw, name, fmt, _mtime(info))
-    return _with_turns(conversations, name)
+            reading = Reading(read_file(raw, name, fmt, _mtime(info)))
+    members = sorted(reading.members + others, key=lambda member: member.path)
+    return Reading(_with_turns(reading.conversations, name), members)
 
 
 def member_name(container: str, path: str) -> str:
@@ -77,6 +101,13 @@ def read_file(
 ) -> list[Conversation]:
     """One file's bytes: JSON formats by their keys, text as a WhatsApp chat or notes. With `only` (a zip or folder
     read with an explicit --format), a file detected as another format is UnknownFormat, so it is passed over."""
+    return read_file_as(raw, name, fmt, modified, container, only)[1]
+
+
+def read_file_as(
+    raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
+) -> tuple[str, list[Conversation]]:
+    """read_file, and the format the file was read as."""
     text = _decode(raw, name)
     suffix = PurePosixPath(name).suffix.lower()
     is_json = suffix == ".json" or (text.lstrip()[:1] in ("{", "[") and _json_not_text(text, suffix))
@@ -90,7 +121,7 @@ def read_file(
         chosen = _text_format(text, name, suffix) if fmt == "auto" else fmt
         _only(chosen, only, name)
         doc = TextDoc(text, name.removeprefix(member_name(container, "")) if container else name, modified, container)
-        return FORMATS.load(chosen).parse(doc, name)
+        return chosen, FORMATS.load(chosen).parse(doc, name)
     if not is_json:
         raise InputError(f"{name}: is not JSON but {describe_text(text)}, so it is no {fmt} export; {HELP}")
     data = _parse_json(text, name)
@@ -100,7 +131,7 @@ def read_file(
         raise UnknownFormat(f"{name}: {err}") from None
     _only(chosen, only, name)
     try:
-        return FORMATS.load(chosen).parse(data, name)
+        return chosen, FORMATS.load(chosen).parse(data, name)
     except ShapeError as err:
         line = line_of(text, err.keys)
         where = json_path(err.keys) + (f" (line {line})" if line else "")
@@ -113,9 +144,9 @@ def _only(chosen: str, only: str | None, name: str) -> None:
         raise UnknownFormat(f"{name}: is {chosen}, not {only}")
 
 
-def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -> list[Conversation]:
+def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -> Reading:
     """A zip or folder as it comes: a Slack export as a whole, otherwise every chat file in it (files in no
-    known format, such as an export's user.json or its media, are passed over)."""
+    known format, such as an export's user.json or its media, are passed over, and listed as such)."""
     paths = list(members)
     from ripplecli.formats.slack import find_root
 
@@ -128,14 +159,20 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
                 if path.endswith(".json")
             },
         )
-        return FORMATS.load(fmt if fmt != "auto" else "slack").parse(tree, name)
+        chosen = fmt if fmt != "auto" else "slack"
+        listed = [Member(path, chosen if path in tree.members else None, "not JSON") for path in paths]
+        return Reading(FORMATS.load(chosen).parse(tree, name), listed)
     conversations: list[Conversation] = []
+    listed = []
+    only = None if fmt == "auto" else fmt
     for path, (raw, modified) in sorted(members.items()):
         try:
-            only = None if fmt == "auto" else fmt
-            conversations += read_file(raw, member_name(name, path), "auto", modified, container=name, only=only)
+            chosen, found = read_file_as(raw, member_name(name, path), "auto", modified, container=name, only=only)
         except UnknownFormat:
+            listed.append(Member(path, None, f"not {fmt}" if only else "in no format ripple reads"))
             continue
+        conversations += found
+        listed.append(Member(path, chosen))
     if not conversations:
         if not paths:
             raise InputError(f"{name}: holds no .json, .txt or .md file, so no chat export ripple reads; {HELP}")
@@ -143,7 +180,7 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
         raise InputError(
             f"{name}: holds no chat export ripple knows ({len(paths)} readable files: {shown or 'none'}); {HELP}"
         )
-    return conversations
+    return Reading(conversations, listed)
 
 
 def detect_format(data: object) -> str:
@@ -259,20 +296,24 @@ def _too_big(name: str) -> InputError:
 
 def is_chat_member(relative: str) -> bool:
     """Whether a file in a zip or folder is one ripple reads: a chat suffix, and no hidden or macOS-metadata part."""
-    path = PurePosixPath(relative)
-    hidden = any(part.startswith((".", "__MACOSX")) for part in path.parts)
-    return path.suffix.lower() in READABLE_SUFFIXES and not hidden
+    return PurePosixPath(relative).suffix.lower() in READABLE_SUFFIXES and not _hidden(relative)
 
 
-def folder_members(folder: Path, name: str):
-    """(relative path, (bytes, mtime)) for the readable files under an export folder."""
-    found = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in READABLE_SUFFIXES)
-    if not found:
+def _hidden(relative: str) -> bool:
+    """A hidden file or folder on the path, or macOS metadata."""
+    return any(part.startswith((".", "__MACOSX")) for part in PurePosixPath(relative).parts)
+
+
+def folder_members(folder: Path, name: str, passed: list[Member]):
+    """(relative path, (bytes, mtime)) for the readable files under an export folder; the others go to `passed`."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    if not any(p.suffix.lower() in READABLE_SUFFIXES for p in files):
         raise InputError(f"{name}: is a directory without chat files (.json, .txt, .md); {HELP}")
     total = 0
-    for path in found:
+    for path in files:
         relative = path.relative_to(folder).as_posix()
         if not is_chat_member(relative):
+            passed.append(_passed_over(relative))
             continue
         info = path.stat()
         total += info.st_size
@@ -281,8 +322,13 @@ def folder_members(folder: Path, name: str):
         yield relative, (path.read_bytes(), _mtime(info))
 
 
-def zip_members(raw: bytes, name: str):
-    """(path, (bytes, mtime)) for the readable files in a zip; media and macOS metadata are passed over."""
+def _passed_over(relative: str) -> Member:
+    """A file of a zip or folder that is not read at all: hidden (or macOS metadata), or not .json/.txt/.md."""
+    return Member(relative, None, "hidden" if _hidden(relative) else "not .json, .txt or .md")
+
+
+def zip_members(raw: bytes, name: str, passed: list[Member]):
+    """(path, (bytes, mtime)) for the readable files in a zip; media and macOS metadata go to `passed`."""
     import io
     import zipfile
     from datetime import datetime as _datetime
@@ -293,6 +339,7 @@ def zip_members(raw: bytes, name: str):
     except (zipfile.BadZipFile, ValueError, EOFError) as err:
         raise InputError(f"{name}: is not a readable zip ({err})") from None
     readable = [info for info in infos if is_chat_member(info.filename)]
+    passed += [_passed_over(info.filename) for info in infos if not is_chat_member(info.filename)]
     if sum(info.file_size for info in readable) > MAX_BUNDLE_BYTES:
         raise _too_big(name)
     for info in readable:
