@@ -39,6 +39,33 @@ def test_first_person_becomes_the_speaker(text: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        ("I need a break", "Caroline needs a break"),
+        ("I really need it", "Caroline really needs it"),
+        ("I love it, I miss it", "Caroline loves it, Caroline misses it"),
+        ("I try, I watch, I go", "Caroline tries, Caroline watches, Caroline goes"),
+        ("I think I need help", "Caroline thinks Caroline needs help"),
+        ("I haven't seen it", "Caroline hasn't seen it"),
+        ("I just don't know", "Caroline just doesn't know"),
+        ("I sort of like it", "Caroline sort of likes it"),
+        ("Do I need to?", "Does Caroline need to?"),
+        ("What I want is rest", "What Caroline wants is rest"),
+        # the form stays: past, modal, auxiliary before "I", a plural subject, an adverb or a word ending in -s
+        ("I went, I got, I used", "Caroline went, Caroline got, Caroline used"),
+        ("Can I go? Did I say that?", "Can Caroline go? Did Caroline say that?"),
+        ("Melanie and I love hiking", "Melanie and Caroline love hiking"),
+        ("I was there, I can't, I'm in", "Caroline was there, Caroline can't, Caroline is in"),
+        ("I definitely.", "Caroline definitely."),
+        ("I color-code it", "Caroline color-code it"),
+        ("the book I read", "the book Caroline read"),
+    ],
+)
+def test_a_verb_after_i_takes_the_names_third_person(text: str, expected: str) -> None:
+    assert both(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("How are you?", "How is Melanie?"),
         ("Are you ok?", "Is Melanie ok?"),
         ("you were right", "Melanie was right"),
@@ -84,4 +111,4 @@ def test_caption_and_punctuation_are_kept() -> None:
 
 
 def test_lower_case_i_in_chat_typing() -> None:
-    assert both("i think i'm ready") == "Caroline think Caroline is ready"
+    assert both("i think i'm ready") == "Caroline thinks Caroline is ready"

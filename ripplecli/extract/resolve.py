@@ -8,10 +8,15 @@ import re
 # {you} the other party and {we} both of them. Verb agreement is fixed only where it is cheap and sure.
 _FIRST_PERSON = {
     "am i": "is {me}",
+    "do i": "does {me}",
+    "don't i": "doesn't {me}",
+    "have i": "has {me}",
+    "haven't i": "hasn't {me}",
     "i'm": "{me} is",
     "i am": "{me} is",
     "i've": "{me} has",
     "i have": "{me} has",
+    "i haven't": "{me} hasn't",
     "i'll": "{me} will",
     "i'd": "{me} would",
     "i don't": "{me} doesn't",
@@ -67,6 +72,39 @@ _ALTERNATIVES = "|".join(_phrase_pattern(p) for p in sorted(_REPLACEMENTS, key=l
 # Not inside a word ("Illinois", "determine"), not an initialism ("i.e.", "U.S."), not hyphenated.
 _PRONOUN = re.compile(rf"(?<![\w'’])(?:{_ALTERNATIVES})(?![\w'’]|[.\-]\w)", re.IGNORECASE)
 _KEEP_AS_IS = frozenset({"US", "ME"})  # the country, the state
+# Adverbs that may stand between "I" and its verb ("I really need"), and words ending in -ly.
+_ADVERB_WORDS = frozenset(
+    "just also even still never always often sometimes kinda sorta only almost already first once then now soon".split()
+)
+_VERBS_IN_LY = frozenset("apply reply rely supply fly comply imply multiply ally bully".split())
+_ADVERBS = "|".join([r"(?:sort|kind)\s+of", *sorted(_ADVERB_WORDS), r"[a-z]+ly"])
+_VERB_AFTER = re.compile(rf"(?:\s+(?:{_ADVERBS})){{0,2}}\s+(?P<verb>[a-z]+(?:n['’]t)?)(?![\w'’-])")
+# Verbs whose third person is not the regular one ("I really have", "I just don't").
+_THIRD_PERSON = {"have": "has", "do": "does", "am": "is", "don't": "doesn't", "haven't": "hasn't"}
+# A modal, an auxiliary, "and" or "or" right before "I": the verb after it keeps its form.
+_AUXILIARY_BEFORE = re.compile(
+    r"\b(?:and|or|can|could|will|would|shall|should|may|might|must|did|does|didn['’]t|doesn['’]t|won['’]t|"
+    r"can['’]t|couldn['’]t|wouldn['’]t|shouldn['’]t)\s+$",
+    re.IGNORECASE,
+)
+_BASE_ED = frozenset("need feed bleed breed speed heed weed seed proceed succeed exceed embed".split())
+# Past forms (irregular; regular ones end in -ed), forms that do not change, modals, auxiliaries, slang contractions
+# and function words: none of them takes an -s after "I".
+_NOT_BASE = frozenset(
+    """arose awoke was were bore beat became began begun bent bid bit bled blew broke bred brought built burnt burst
+    bought cast caught chose clung came cost crept cut dealt dug dove did done drew dreamt drank drunk drove dwelt ate
+    fell fed felt fought found fled flung flew forbade forgot forgotten forgave froze got gotten gave given went gone
+    ground grew grown hung had heard hid hit held hurt kept knelt knew known laid led leapt learnt left lent let lay
+    lit lost made meant met mistook paid put quit read rode rang rose ran said saw seen sought sold sent set shook
+    shed shone shot shrank shut sang sung sank sat slept slid slung slit smelt spoke spoken sped spelt spent spilt
+    spun spat split spoilt spread sprang stood stole stuck stung stank strode struck strove swore sworn swept swam
+    swung took taken taught tore told thought threw thrust trod understood undertook woke wore wove wed wept won
+    wound withdrew wrung wrote written overcame overheard oversaw rebuilt redid remade retook rewrote upset been bet
+    am is are be can could will would shall should may might must do does have has ought
+    gonna gotta wanna dunno
+    and or but nor as at by for from in into of off on onto out over than that the then to too up with without a an
+    alone myself here there now so if not no yes again once ever twice""".split()
+)
 _DETERMINER_BEFORE = re.compile(r"\b(?:a|the|this|that|gold|coal|salt|diamond)\s+$", re.IGNORECASE)
 
 
@@ -76,20 +114,69 @@ def _normalise(phrase: str) -> str:
 
 
 def resolve_references(text: str, speaker: str, other: str | None) -> str:
-    """Rewrite I/me/my to the speaker and, in a two-party chat (`other` given), you/we to names."""
+    """Rewrite I/me/my to the speaker and, in a two-party chat (`other` given), you/we to names; a present-tense
+    verb right after a bare "I" takes the name's third person ("I need" -> "Alex needs")."""
     names = {"me": speaker, "you": other, "we": f"{speaker} and {other}"}
+    pieces: list[str] = []
+    at = 0
+    for match in _PRONOUN.finditer(text):
+        if match.start() < at:
+            continue  # inside a verb already rewritten
+        resolved = _resolved(match, names, other)
+        pieces += [text[at : match.start()], resolved]
+        at = match.end()
+        verb = _verb_after_i(match) if resolved != match.group(0) else None
+        if verb is not None:
+            pieces.append(text[at : verb.start("verb")] + third_person(verb.group("verb")))
+            at = verb.end()
+    pieces.append(text[at:])
+    return "".join(pieces)
 
-    def replace(match: re.Match[str]) -> str:
-        found = match.group(0)
-        template = _REPLACEMENTS[_normalise(found)]
-        if found in _KEEP_AS_IS or (other is None and "{me}" not in template):
-            return found
-        if (found == "i" and not _is_lowercase_pronoun(match)) or _is_noun_mine(match):
-            return found
-        resolved = template.format(**names)
-        return resolved[0].upper() + resolved[1:] if found[0].isupper() else resolved
 
-    return _PRONOUN.sub(replace, text)
+def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | None) -> str:
+    """One matched phrase written with names (kept as it is where it is not the pronoun)."""
+    found = match.group(0)
+    template = _REPLACEMENTS[_normalise(found)]
+    if found in _KEEP_AS_IS or (other is None and "{me}" not in template):
+        return found
+    if (found == "i" and not _is_lowercase_pronoun(match)) or _is_noun_mine(match):
+        return found
+    resolved = template.format(**names)
+    return resolved[0].upper() + resolved[1:] if found[0].isupper() else resolved
+
+
+def _verb_after_i(match: re.Match[str]) -> re.Match[str] | None:
+    """The present-tense verb a bare subject "I" governs ("I really need"), or None: not after a modal or an
+    auxiliary ("can I go", "did I say"), nor in "Maya and I love" (a plural subject)."""
+    if _normalise(match.group(0)) != "i" or _AUXILIARY_BEFORE.search(match.string, 0, match.start()):
+        return None
+    verb = _VERB_AFTER.match(match.string, match.end())
+    if verb is None or _PRONOUN.match(match.string, verb.start("verb")) or not is_base_verb(verb.group("verb")):
+        return None
+    return verb
+
+
+def is_base_verb(word: str) -> bool:
+    """Whether a lower-case word after "I" reads as a present-tense verb: not a past form, a modal or
+    auxiliary, an -ing form, an adverb, a function word or a word that already ends in a single s."""
+    if _normalise(word) in _THIRD_PERSON:
+        return True
+    if word in _NOT_BASE or word in _ADVERB_WORDS or len(word) < 2 or word.endswith(("ing", "n't", "n’t")):
+        return False
+    if (word.endswith("ed") and word not in _BASE_ED) or (word.endswith("ly") and word not in _VERBS_IN_LY):
+        return False
+    return not (word.endswith("s") and not word.endswith("ss"))
+
+
+def third_person(verb: str) -> str:
+    """need -> needs, miss -> misses, try -> tries, go -> goes, have -> has, don't -> doesn't."""
+    if _normalise(verb) in _THIRD_PERSON:
+        return _THIRD_PERSON[_normalise(verb)].replace("'", "’" if "’" in verb else "'")
+    if verb.endswith(("s", "x", "z", "ch", "sh", "o")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
 def _is_lowercase_pronoun(match: re.Match[str]) -> bool:
