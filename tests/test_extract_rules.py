@@ -101,6 +101,24 @@ def test_multi_party_chat_resolves_first_person_only() -> None:
     assert (draft.time_start, draft.time_end, draft.time_grounded) == (None, None, False)
 
 
+def test_a_town_spacy_calls_a_person_is_a_place_where_a_place_stands() -> None:
+    texts = [
+        "Morning! Did you book the train to Porto?",
+        "We flew back from Porto on Sunday.",
+        "I got a lovely gift from Emma and talked to Tom about it.",
+        "We went to Emma's for dinner.",
+    ]
+    speakers = ["Maya", "Alex", "Maya", "Alex"]
+    turns = [Turn(f"t{i}", speaker, text) for i, (speaker, text) in enumerate(zip(speakers, texts, strict=True))]
+    conversation = Conversation("c", [Session("s", None, turns)])
+    (window,) = make_windows(conversation)
+    porto, back, gift, dinner = RulesExtractor().extract(window)
+    assert "porto" in porto.locations and "porto" not in porto.persons
+    assert "porto" in back.locations and "porto" not in back.persons
+    assert {"emma", "tom"} <= set(gift.persons) and not {"emma", "tom"} & set(gift.locations)
+    assert "emma" in dinner.persons and "emma" not in dinner.locations
+
+
 @pytest.mark.parametrize("name", ["ok_native_calendar_edge_first_day.json", "ok_native_calendar_edge_last_day.json"])
 def test_relative_times_at_the_calendar_edge_keep_every_turn_ungrounded(name: str) -> None:
     """Year 1 "last week" and year 9999 "next week" have no date: each turn is kept with its session's day."""

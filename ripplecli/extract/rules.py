@@ -28,6 +28,14 @@ _FOREIGN_TIME = """januar jänner februar märz mai juni juli oktober dezember m
 NOT_NAMES = STOPWORDS | TIME_WORDS | frozenset(f"{_CHAT_WORDS} mon tues wed thurs fri sat sun {_FOREIGN_TIME}".split())
 # A word after one of these articles is a noun ("die Wohnung", "le Marché"), not a person's name.
 FOREIGN_ARTICLES = frozenset("der die das den dem des ein eine einen einem einer le la les une el los las".split())
+# A name after "to"/"from" that a word of going governs ("the train to Porto", "back from Lyon") is where someone
+# goes, and one after "in"/"near"… where something is: spaCy's small model tags some such towns PERSON.
+_TOWARDS = frozenset("to from into toward towards".split())
+_WITHIN = frozenset("in near around across throughout outside inside via".split())
+_GOING = frozenset(
+    """go come get travel fly move drive ride walk head return commute relocate arrive leave sail cruise emigrate
+    immigrate trip train flight bus ferry ticket road way journey vacation holiday visit tour back""".split()
+)
 _POSSESSIVE = re.compile(r"['’]s?$")
 _ARTICLE = re.compile(r"^the\s+", re.IGNORECASE)
 
@@ -72,7 +80,7 @@ class RulesExtractor:
             restatement=restatement,
             source_turns=[turn.turn_id],
             persons=persons,
-            locations=[place for place in locations_in(doc) if place not in persons],
+            locations=[place for place in locations_in(doc, window) if place not in persons],
             time_start=start,
             time_end=end,
             time_grounded=grounded,
@@ -124,7 +132,8 @@ def speaker_nickname(name: str, speakers: Iterable[str]) -> str:
 
 def persons_in(doc: Any, speaker: str, addressed: str | None, window: Window) -> list[str]:
     """Canonical participants: speaker, party addressed, named people and known persons in the text."""
-    named = [clean_name(ent.text) for ent in doc.ents if ent.label_ == "PERSON" and not _after_article(ent)]
+    people = [ent for ent in doc.ents if ent.label_ == "PERSON" and not _after_article(ent)]
+    named = [clean_name(ent.text) for ent in people if not is_placed(ent, window)]
     found = [speaker, addressed or ""]
     found += [speaker_nickname(name, window.speakers) for name in named if looks_like_person(name)]
     found += [name for name in [*window.known_persons, *window.speakers] if mentions(doc.text, name)]
@@ -145,7 +154,28 @@ def _is_venue(ent: Any) -> bool:
     return any(token.lower_ in PLACE_WORDS for token in [*ent, *beside])
 
 
-def locations_in(doc: Any) -> list[str]:
+def is_placed(ent: Any, window: Window) -> bool:
+    """A PERSON entity that stands where a place does: the object of "in"/"near"… or of "to"/"from" after a
+    word of going, not possessive ("to Maya's"), a capitalised name and not a speaker (or a speaker's nickname) or
+    a person the chat already knows."""
+    if ent.label_ != "PERSON" or ent.start == 0:
+        return False
+    doc = ent.doc
+    before = doc[ent.start - 1]
+    if ent.end < len(doc) and doc[ent.end].lower_ in ("'s", "’s", "'", "’"):
+        return False
+    name = clean_name(ent.text)
+    if not looks_like_person(name) or speaker_nickname(name, window.speakers) != name:
+        return False
+    if canonical_name(name) in {canonical_name(known) for known in [*window.speakers, *window.known_persons]}:
+        return False
+    if before.lower_ in _WITHIN:
+        return True
+    governors = [before.head, *(child for child in before.head.children if child.dep_ == "dobj")]  # "book the train"
+    return before.lower_ in _TOWARDS and any(word.lemma_.lower() in _GOING for word in governors)
+
+
+def locations_in(doc: Any, window: Window) -> list[str]:
     """Canonical places named in the text (never invented: empty when NER finds none)."""
-    places = [ent for ent in doc.ents if ent.label_ in LOCATION_ENTITIES or _is_venue(ent)]
+    places = [ent for ent in doc.ents if ent.label_ in LOCATION_ENTITIES or _is_venue(ent) or is_placed(ent, window)]
     return unique(canonical_name(clean_name(ent.text)) for ent in places)
