@@ -151,3 +151,26 @@ def test_memories_of_one_turn_or_of_two_chats_are_weighed_without_error() -> Non
     other_chat.conversation_id = "another-chat"
     answer = typed_answer("Should Alex go to Harbor Grill?", [first, second, other_chat])
     assert answer.found and answer.type == "should"
+
+
+def test_a_weekday_or_weeks_ago_is_written_against_the_day_it_was_said() -> None:
+    """ "Last Fri" said on Saturday 15 July 2023 is "the Friday before 15 July 2023", as people date it."""
+    said = "2023-07-15T10:00:00"
+    workshop = [memory(1, "Melanie", "Last Fri I finally took my kids to a pottery workshop.", said)]
+    assert typed_answer("When did Melanie go to the pottery workshop?", workshop).span == (
+        "the Friday before 15 July 2023"
+    )
+    group = [memory(2, "Caroline", "I joined a new activist group last Tues.", said)]
+    assert typed_answer("When did Caroline join an activist group?", group).span == "the Tuesday before 15 July 2023"
+    race = [memory(3, "Nate", "I won my fourth tournament on Friday!", said)]
+    assert typed_answer("When did Nate win his fourth tournament?", race).span == "the Friday before 15 July 2023"
+    camping = [memory(4, "Melanie", "We went camping with the fam two weekends ago.", said)]
+    assert typed_answer("When did Melanie go camping?", camping).span == "two weekends before 15 July 2023"
+    party = [memory(5, "Nate", "I'm hosting a gaming party next Saturday.", said)]
+    assert typed_answer("When is Nate hosting a gaming party?", party).span == "the Saturday after 15 July 2023"
+
+
+def test_how_many_times_a_week_is_a_frequency() -> None:
+    evidence = [memory(1, "John", "We work out together three times a week, it keeps us going.")]
+    answer = typed_answer("How many times a week does John work out with his family?", evidence)
+    assert answer.type == "how-often" and answer.span == "three times a week"

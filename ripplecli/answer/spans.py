@@ -40,12 +40,47 @@ def shown_date(stamp: datetime | None) -> str:
     return f"{stamp.day} {stamp:%B %Y}" if stamp else ""
 
 
+_DAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+_RELATIVE_DAY = re.compile(
+    r"\b(?:(?P<past>last|this past|past)|(?P<next>next|this coming|coming))\s+"
+    r"(?P<day>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day|nesday|urday|sday)?\b",
+    re.IGNORECASE,
+)
+_ON_DAY = re.compile(rf"^(?:on\s+)?(?:{'|'.join(_DAY_NAMES)})$", re.IGNORECASE)
+_UNITS_AGO = re.compile(
+    rf"\b(?P<count>\d+|{'|'.join(w for w in COUNTS if len(w) > 3 or w == 'two')})\s+(?P<unit>weeks|weekends)\s+ago\b",
+    re.IGNORECASE,
+)
+
+
+def relative_day(said: str, stamp: datetime | None) -> tuple[int, str] | None:
+    """A day named by its weekday or counted in weeks from the day it was said, written the way people date it:
+    "last Fri" said on 15 July 2023 → "the Friday before 15 July 2023", "two weeks ago" → "two weeks before …";
+    with where it starts in the words. None without a session date."""
+    if stamp is None:
+        return None
+    day = _RELATIVE_DAY.search(said)
+    ago = _UNITS_AGO.search(said)
+    first = min((m for m in (day, ago) if m), key=lambda m: m.start(), default=None)
+    if first is None:
+        return None
+    if first is ago:
+        return first.start(), f"{first.group('count')} {first.group('unit').lower()} before {shown_date(stamp)}"
+    name = next(d for d in _DAY_NAMES if d.startswith(first.group("day").lower()[:3])).title()
+    return first.start(), f"the {name} {'before' if first.group('past') else 'after'} {shown_date(stamp)}"
+
+
 def time_span(said: str, stamp: datetime | None) -> str:
     """The first time the words state, resolved against the session date and written for a person ("" if none)."""
     found = find_expression(said, stamp)
+    named = relative_day(said, stamp)
+    if named is not None and (found is None or named[0] <= said.find(found[0])):
+        return named[1]
     if found is None:
         return ""
     phrase, (start, end) = found
+    if _ON_DAY.match(phrase) and stamp is not None and start.date() != stamp.date():  # "on Friday": that weekday
+        return f"the {start:%A} {'before' if start < stamp else 'after'} {shown_date(stamp)}"
     if start.date() == end.date() and _MONTH_DAY.search(phrase) and not _YEAR.search(phrase):
         return f"{start.day} {start:%B}"  # "on June 14th": the year is a guess, a birthday recurs
     return written_interval(phrase.lower(), start, end, stamp)

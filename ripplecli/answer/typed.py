@@ -56,9 +56,9 @@ PRONOUN_REACH = 5  # turns back a "she" or "he" may point
 TYPES: list[tuple[str, re.Pattern[str]]] = [
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in [
+        ("how-often", r"^\s*how often\b|\bhow many times (?:a|an|per|each|every)\b"),  # before how-many: "times a week"
         ("how-many", r"\bhow (?:many|much)\b|\bnumber of\b"),
         ("how-long", r"^\s*how long\b"),
-        ("how-often", r"^\s*how often\b|\bhow many times (?:a|per|each|every)\b"),
         ("when", r"^\s*when\b|^\s*(?:in |on )?(?:what|which) (?:year|month|date|day|time|week)\b|\bwhen did\b"),
         (
             "where",
