@@ -174,3 +174,13 @@ def test_how_many_times_a_week_is_a_frequency() -> None:
     evidence = [memory(1, "John", "We work out together three times a week, it keeps us going.")]
     answer = typed_answer("How many times a week does John work out with his family?", evidence)
     assert answer.type == "how-often" and answer.span == "three times a week"
+
+
+def test_a_question_that_names_a_time_prefers_what_was_said_then() -> None:
+    evidence = [
+        memory(1, "Maria", "I shared my grandma's cookie recipe with the neighbours.", "2023-05-01T10:00:00"),
+        memory(2, "Maria", "I shared the big news with everyone: I adopted a puppy!", "2023-06-16T18:00:00"),
+    ]
+    answer = typed_answer("What did Maria share on 16 June, 2023?", evidence)
+    assert answer.citations == [2] and "16 June 2023" in answer.text
+    assert typed_answer("What did Maria share?", evidence).citations == [1]  # no time named: the best-ranked

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ripplecli.answer.base import NOT_FOUND, Answer
 from ripplecli.answer.phrases import (
@@ -33,6 +33,7 @@ from ripplecli.answer.spans import (
     time_span,
 )
 from ripplecli.cues import content_tokens
+from ripplecli.extract.timeparse import find_expression
 from ripplecli.trace import Evidence
 
 LOOK_AT = 10  # the evidence an answer is taken from: the best-ranked memories
@@ -52,6 +53,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _PRONOUN = re.compile(r"\b(?:she|he|her|him|hers|his)\b", re.IGNORECASE)
 WEIGH_AT = 20  # for and against are looked for deeper: the reasons against rarely share the question's words
 PRONOUN_REACH = 5  # turns back a "she" or "he" may point
+TIME_BONUS = 2.0  # the memory was said, or tells of something, at the time the question names
+TIME_SLACK = timedelta(days=1)  # a day either side: "on 7 July" may be told the morning after
 
 TYPES: list[tuple[str, re.Pattern[str]]] = [
     (name, re.compile(pattern, re.IGNORECASE))
@@ -118,10 +121,28 @@ class Question:
         self.weights = {stem(t): NAME_WEIGHT if t in persons else 1.0 for t in tokens}
         self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
         self.words = {t for t in re.findall(r"[a-z0-9']+", text.lower())}
+        self.when = asked_time(text, evidence) if self.type != "when" else None
 
     def carried(self, text: str) -> set[str]:
         """The question's cue stems a piece of text carries."""
         return {stem(t) for t in content_tokens(text)} & set(self.weights)
+
+
+def asked_time(question: str, evidence: list[Evidence]) -> tuple[datetime, datetime] | None:
+    """The time a question names ("on 7 July, 2023", "in May 2022"), read against the latest session date."""
+    stamps = [stamp for e in evidence if (stamp := session_stamp(e)) is not None]
+    found = find_expression(question, max(stamps, default=None))
+    return found[1] if found else None
+
+
+def in_time(e: Evidence, when: tuple[datetime, datetime]) -> bool:
+    """Whether the memory was said, or tells of something, within the time the question names (a day's slack)."""
+    start, end = when[0] - TIME_SLACK, when[1] + TIME_SLACK
+    said = session_stamp(e)
+    if said is not None and start <= said <= end:
+        return True
+    told = e.refers_to
+    return bool(told) and datetime.fromisoformat(told["start"]) <= end and datetime.fromisoformat(told["end"]) >= start
 
 
 def speaker_and_body(e: Evidence) -> tuple[str, str]:
@@ -150,6 +171,8 @@ def clauses(question: Question, evidence: list[Evidence]) -> list[Clause]:
     found = []
     for position, (e, (speaker, _), pieces, cues_of) in enumerate(zip(top, said, split, carried, strict=True), 1):
         bonus = RANK_WEIGHT / position + (SPEAKER_BONUS if question.speaker == speaker.casefold() else 0.0)
+        if question.when is not None and in_time(e, question.when):
+            bonus += TIME_BONUS  # "What did Maria share on 16 June, 2023?": what was said then
         context = question.carried(e.context.text) if e.context else set()
         answers = answered_question(e, asked_before)
         for i, piece in enumerate(pieces):
