@@ -184,3 +184,21 @@ def test_a_question_that_names_a_time_prefers_what_was_said_then() -> None:
     answer = typed_answer("What did Maria share on 16 June, 2023?", evidence)
     assert answer.citations == [2] and "16 June 2023" in answer.text
     assert typed_answer("What did Maria share?", evidence).citations == [1]  # no time named: the best-ranked
+
+
+def test_who_is_not_the_other_speaker_a_restated_we_put_in() -> None:
+    """ "We celebrated…" restated "Melanie and Caroline celebrated…" does not make Caroline the answer."""
+    evidence = [
+        memory(
+            1,
+            "Melanie",
+            "We celebrated my daughter's birthday with a concert, Matt Patterson played!",
+            restated="Melanie and Caroline celebrated Melanie's daughter's birthday with a concert, Matt Patterson"
+            " played!",
+            persons=["melanie", "caroline", "matt patterson"],
+        ),
+        memory(2, "Caroline", "That sounds lovely, Melanie!"),
+    ]
+    assert typed_answer("Who performed at the concert at Melanie's daughter's birthday?", evidence).span == (
+        "Matt Patterson"
+    )
