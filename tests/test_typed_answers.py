@@ -202,3 +202,12 @@ def test_who_is_not_the_other_speaker_a_restated_we_put_in() -> None:
     assert typed_answer("Who performed at the concert at Melanie's daughter's birthday?", evidence).span == (
         "Matt Patterson"
     )
+
+
+def test_a_count_keeps_the_unit_asked_in_and_how_long_ago_keeps_ago() -> None:
+    puppies = [memory(1, "Maria", "I adopted Shadow two weeks after Coco, both are doing great.")]
+    assert typed_answer("How many weeks passed between Maria adopting Coco and Shadow?", puppies).span == "two weeks"
+    party = [memory(2, "Nate", "7 people came to my gaming party, it was a blast.")]
+    assert typed_answer("How many people came to Nate's gaming party?", party).span == "7"
+    birthday = [memory(3, "Caroline", "A friend made it for my 18th birthday ten years ago.")]
+    assert typed_answer("How long ago was Caroline's 18th birthday?", birthday).span == "ten years ago"

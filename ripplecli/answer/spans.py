@@ -113,10 +113,21 @@ def duration_span(said: str) -> str | None:
     return match.group(0) if match else None
 
 
-def count_span(text: str) -> str | None:
-    """The first number the text states (digits or a number word)."""
+UNITS = frozenset(
+    "seconds minutes hours days weeks weekends months years times points goals miles kilometers km pounds dollars"
+    " percent".split()
+)
+
+
+def count_span(text: str, asked: frozenset[str] = frozenset()) -> str | None:
+    """The first number the text states (digits or a number word), with its unit when the question asks in
+    that unit ("how many weeks" → "two weeks", not "two"; "7 people" stays "7")."""
     match = _COUNT.search(text)
-    return match.group(0) if match else None
+    if not match:
+        return None
+    after = re.match(r"\s+([a-z]+)", text[match.end() :], re.IGNORECASE)
+    unit = after.group(1).lower() if after else ""
+    return f"{match.group(0)} {after.group(1)}" if after and unit in UNITS and unit in asked else match.group(0)
 
 
 _ORIGIN = re.compile(r"\b(?:leaving|leave|left|from|moved out of|away from)\s+(?:the\s+)?$", re.IGNORECASE)

@@ -358,13 +358,14 @@ def _speaker(asked: Question, clause: Clause) -> str | None:
 
 
 def _how_many(asked: Question, clause: Clause) -> str | None:
-    """The count in the clause that carries the question's cue."""
-    return count_span(clause.text)
+    """The count in the clause that carries the question's cue, with the unit the question asks in ("two weeks")."""
+    return count_span(clause.text, frozenset(asked.words))
 
 
 def _how_long(asked: Question, clause: Clause) -> str | None:
-    """The duration the memory states ("4 years", "since 2016")."""
-    return duration_span(_said(clause.evidence))
+    """The duration the memory states ("4 years", "since 2016"); "how long ago" keeps the "ago"."""
+    span = duration_span(_said(clause.evidence))
+    return f"{span} ago" if span and re.match(r"\s*how long ago\b", asked.text, re.IGNORECASE) else span
 
 
 def _how_often(asked: Question, clause: Clause) -> str | None:
