@@ -211,3 +211,17 @@ def test_a_count_keeps_the_unit_asked_in_and_how_long_ago_keeps_ago() -> None:
     assert typed_answer("How many people came to Nate's gaming party?", party).span == "7"
     birthday = [memory(3, "Caroline", "A friend made it for my 18th birthday ten years ago.")]
     assert typed_answer("How long ago was Caroline's 18th birthday?", birthday).span == "ten years ago"
+
+
+def test_the_answer_is_the_news_between_the_words_the_question_asks_with() -> None:
+    evidence = [
+        memory(
+            1,
+            "Caroline",
+            "I was out walking in my neighborhood when I came across this cool rainbow sidewalk for Pride.",
+            restated="Caroline was out walking in Caroline's neighborhood when Caroline came across this cool rainbow"
+            " sidewalk for Pride.",
+        )
+    ]
+    span = typed_answer("What did Caroline find in her neighborhood during her walk?", evidence).span
+    assert span == "came across this cool rainbow sidewalk for Pride"

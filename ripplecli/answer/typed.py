@@ -19,6 +19,7 @@ from ripplecli.answer.phrases import (
     TIME_WORDS,
     answer_phrase,
     asked_noun,
+    bare,
     frequency_span,
     names_in,
     noun_phrase,
@@ -32,7 +33,7 @@ from ripplecli.answer.spans import (
     shown_date,
     time_span,
 )
-from ripplecli.cues import content_tokens
+from ripplecli.cues import STOPWORDS, content_tokens
 from ripplecli.extract.timeparse import find_expression
 from ripplecli.trace import Evidence
 
@@ -44,6 +45,7 @@ CONTEXT_WEIGHT = 0.5  # cues carried only by the turn a short reply answers
 ASKED_FACTOR = 0.3  # a question asked in the chat rarely holds its own answer
 NEW_CONTENT_BONUS = 0.3  # a clause that says something the question does not
 KEEP_FRACTION = 0.5  # a typed target (a date, a place) is taken from memories scoring at least this share of the best
+NEWS_WORDS = 3  # content words a run of a clause between the question's words needs to be its answer
 ECHO_NEW_WORDS = 2  # a clause adding fewer content words than this to the question's echoes it
 NEIGHBOUR_WEIGHT = 0.5  # cues of the clauses beside it: "Caroline went to a council meeting. [So many people came.]"
 ANSWERS_WEIGHT = 0.5  # cues of a question another speaker asked just before: the turn likely answers it
@@ -302,8 +304,28 @@ def clause_span(asked: Question, clause: Clause) -> str:
 
 
 def phrase_of(asked: Question, text: str, speaker: str) -> str:
-    """The part of a clause that answers: without the question's words, persons and times at its edges."""
-    return answer_phrase(text, asked.words | possessive(asked.persons | {speaker.casefold()}))
+    """The part of a clause that answers: its news (below), without the question's words, persons and times at
+    its edges."""
+    return answer_phrase(news_of(asked, text, speaker), asked.words | possessive(asked.persons | {speaker.casefold()}))
+
+
+def news_of(asked: Question, text: str, speaker: str) -> str:
+    """The longest run of the clause between the question's own words and the persons, when it says enough
+    (NEWS_WORDS content words): "out walking in [her] neighborhood when [she] came across this cool rainbow
+    sidewalk" → "came across this cool rainbow sidewalk". A list question keeps the whole clause: its items
+    sit beside the words it asks with."""
+    if many(asked.text):
+        return text
+    names = asked.names | {speaker.casefold()}
+    runs: list[list[str]] = [[]]
+    for word in text.split():
+        token = bare(word)
+        if token.removesuffix("'s") in names or (token not in STOPWORDS and stem(token) in asked.weights):
+            runs.append([])
+        else:
+            runs[-1].append(word)
+    said = max(runs, key=lambda run: sum(bare(w) not in STOPWORDS for w in run))
+    return " ".join(said) if sum(bare(w) not in STOPWORDS for w in said) >= NEWS_WORDS else text
 
 
 def possessive(names: set[str]) -> set[str]:
