@@ -10,6 +10,7 @@ from ripplecli.model import Conversation
 
 OWNER = "owner"
 ASSISTANT = "assistant"
+ROLE_WORDS = frozenset({"me", "user", "human"})  # what exports call the owner when they give no name
 # "I", "me", "my"... as a question uses them; "ME" (the state) and "i.e." are not the owner.
 _FIRST_PERSON = re.compile(r"(?<![\w'’])(?:I|i|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)(?![\w'’]|[.\-]\w)")
 
@@ -26,8 +27,10 @@ def owner_speaker(conversations: Sequence[Conversation]) -> str | None:
 
 def default_owner_name(conversations: Sequence[Conversation]) -> str | None:
     """The name the owner's turns get when `me` is not set: the export's own, a bare role word capitalised
-    ("user" -> "User", so a restatement reads "User: … User will …", not "user: … User will …")."""
-    name = owner_speaker(conversations)
+    ("user" -> "User", so a restatement reads "User: … User will …", not "user: … User will …"). A real name
+    from any of the exports ("Alex" of a WhatsApp chat) wins over a role word (the notes' "me", ChatGPT's "user")."""
+    names = [t.speaker for c in conversations for s in c.sessions for t in s.turns if t.role == OWNER]
+    name = next((n for n in names if n.casefold() not in ROLE_WORDS), names[0] if names else None)
     if name is None or any(c.isupper() for c in name):
         return name
     return name[:1].upper() + name[1:]

@@ -167,6 +167,18 @@ def test_without_a_terminal_the_exports_name_is_kept_with_a_hint(cli_store, tmp_
     assert _owner_speakers(cli_store) == {"User"}
 
 
+def test_a_real_name_from_one_export_wins_over_the_notes_me(cli_store, tmp_path):
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    (folder / "Ideas.md").write_text("Start a herb garden on the balcony.\n")  # read first
+    whatsapp = Path(__file__).parent / "fixtures" / "formats" / "WhatsApp Chat with Maya.txt"
+    (folder / whatsapp.name).write_text(whatsapp.read_text())
+    result = run("ingest", str(folder), "--store", str(cli_store))
+    assert result.exit_code == 0, result.stderr
+    assert "stored as 'Alex'" in result.stderr  # the notes' author is "me", not a name
+    assert _owner_speakers(cli_store) == {"Alex"}
+
+
 def test_a_bare_role_word_is_capitalised_as_the_default_name(cli_store, tmp_path):
     chat = json.loads(json.dumps(OWNER_CHAT))
     for turn in chat["sessions"][0]["turns"]:
