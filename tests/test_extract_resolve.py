@@ -112,3 +112,15 @@ def test_caption_and_punctuation_are_kept() -> None:
 
 def test_lower_case_i_in_chat_typing() -> None:
     assert both("i think i'm ready") == "Caroline thinks Caroline is ready"
+
+
+def test_in_a_chat_with_an_assistant_we_stays_and_you_is_the_assistant() -> None:
+    from ripplecli.extract.rules import restate
+    from ripplecli.model import Turn
+
+    asked = Turn("m-3", "Alex", "We picked Alfama. Can you find us a bakery?", role="owner")
+    answered = Turn("m-4", "Claude", "We could try the one near your hostel.", role="assistant")
+    speakers = ["Alex", "Claude"]
+    assert restate(asked, speakers, {"Claude"}) == ("Alex: We picked Alfama. Can Claude find us a bakery?", "Claude")
+    assert restate(answered, speakers, {"Claude"})[0] == "Claude: We could try the one near Alex's hostel."
+    assert restate(asked, speakers)[0].startswith("Alex: Alex and Claude picked Alfama.")  # two people: "we" is both

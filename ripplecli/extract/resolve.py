@@ -113,10 +113,11 @@ def _normalise(phrase: str) -> str:
     return " ".join(phrase.lower().replace("’", "'").split())
 
 
-def resolve_references(text: str, speaker: str, other: str | None) -> str:
-    """Rewrite I/me/my to the speaker and, in a two-party chat (`other` given), you/we to names; a present-tense
-    verb right after a bare "I" takes the name's third person ("I need" -> "Alex needs")."""
-    names = {"me": speaker, "you": other, "we": f"{speaker} and {other}"}
+def resolve_references(text: str, speaker: str, other: str | None, we: bool = True) -> str:
+    """Rewrite I/me/my to the speaker and, in a two-party chat (`other` given), you (and, unless `we` is False,
+    we/us/our) to names; a present-tense verb right after a bare "I" takes the name's third person ("I need" ->
+    "Alex needs")."""
+    names = {"me": speaker, "you": other, "we": f"{speaker} and {other}" if we else None}
     pieces: list[str] = []
     at = 0
     for match in _PRONOUN.finditer(text):
@@ -138,6 +139,8 @@ def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | N
     found = match.group(0)
     template = _REPLACEMENTS[_normalise(found)]
     if found in _KEEP_AS_IS or (other is None and "{me}" not in template):
+        return found
+    if names["we"] is None and "{we}" in template:
         return found
     if (found == "i" and not _is_lowercase_pronoun(match)) or _is_noun_mine(match):
         return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from ripplecli.cues import STOPWORDS, canonical_name, unique
@@ -12,6 +12,7 @@ from ripplecli.extract.nlp import parse
 from ripplecli.extract.resolve import resolve_references
 from ripplecli.extract.timeparse import ground_time
 from ripplecli.model import MemoryDraft, Turn, Window, WindowTurn
+from ripplecli.owner import ASSISTANT
 
 LOCATION_ENTITIES = frozenset({"GPE", "LOC", "FAC"})
 # An ORG next to one of these words is a place people go to ("Pine Grill restaurant", "the Met museum").
@@ -67,12 +68,12 @@ class RulesExtractor:
     def restatements(self, windows: Sequence[Window]) -> list[str]:
         """What extract_many will restate, in its order, without parsing: the ingest starts encoding these while
         spaCy loads and parses."""
-        return [restate(p.turn, w.speakers)[0] for w in windows for p in w.turns if not p.is_context]
+        return [restate(p.turn, w.speakers, assistants_of(w))[0] for w in windows for p in w.turns if not p.is_context]
 
     def draft(self, doc: Any, placed: WindowTurn, window: Window) -> MemoryDraft:
         """The memory of one parsed turn."""
         turn = placed.turn
-        restatement, addressee = restate(turn, window.speakers)
+        restatement, addressee = restate(turn, window.speakers, assistants_of(window))
         persons = persons_in(doc, turn.speaker, addressee, window)
         start, end, grounded = ground_time(turn.text, placed.timestamp)
         concepts, forms = extract_concepts(doc, window.speakers)
@@ -90,13 +91,20 @@ class RulesExtractor:
         )
 
 
-def restate(turn: Turn, speakers: Sequence[str]) -> tuple[str, str | None]:
+def restate(turn: Turn, speakers: Sequence[str], assistants: Collection[str] = ()) -> tuple[str, str | None]:
     """A turn's restatement (its words with I/you resolved to names, after its speaker's name: the prefix measured
-    +7 points of dense recall@30) and the other party when "you" was resolved to them (they are addressed)."""
+    +7 points of dense recall@30) and the other party when "you" was resolved to them (they are addressed).
+    In a chat with an AI assistant "we" stays: the owner's "we" means someone else than the assistant."""
     other = other_party(turn.speaker, speakers)
-    words = resolve_references(turn.text, turn.speaker, other)
+    with_assistant = turn.speaker in assistants or other in assistants
+    words = resolve_references(turn.text, turn.speaker, other, we=not with_assistant)
     addressed = other is not None and words.count(other) > turn.text.count(other)
     return f"{turn.speaker}: {words}", other if addressed else None
+
+
+def assistants_of(window: Window) -> set[str]:
+    """The speakers of the window's turns an AI assistant wrote."""
+    return {placed.turn.speaker for placed in window.turns if placed.turn.role == ASSISTANT}
 
 
 def other_party(speaker: str, speakers: Sequence[str]) -> str | None:
