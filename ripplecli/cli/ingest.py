@@ -144,9 +144,11 @@ def ingest(
 
     Re-ingesting a file is a no-op, and a newer export of the same chats adds only the messages that are new.
     A .zip or an export folder is read as it comes; the README's "Chat formats" section says how to get each export.
-    In a zip or folder every .json, .txt and .md file in a known format is read (any .md/.txt that is no WhatsApp
-    chat as notes: `ripple ingest .` takes a README too); hidden files, media and other files are passed over, and
-    the ingest lists what it read, as what, and what it passed over.
+
+    In a zip or folder every .json, .txt and .md file in a known format is read:
+    a .md or .txt that is no WhatsApp chat as notes (so `ripple ingest .` takes
+    a README too). Hidden files, media and other files are passed over; the
+    ingest lists what it read, as what, and what it passed over.
 
     \b
     chatgpt, claude   conversations.json from the account's data export
