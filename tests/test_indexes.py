@@ -138,6 +138,34 @@ def test_get_vectors_and_rebuild(filled):
     assert index.search(vectors[1], k=1)[0][0] == 2
 
 
+def _built(path: Path, vectors: np.ndarray) -> HnswIndex:
+    """An index filled the way ingest fills one: batch after batch past the first capacity, with a deletion and
+    the deleted slots reused, then saved."""
+    index = HnswIndex.open(path, DIM)
+    for start in range(0, len(vectors), 400):
+        index.add(list(range(start, start + 400)), vectors[start : start + 400])
+    index.remove(list(range(10, 20)))
+    index.add(list(range(5000, 5010)), vectors[:10] * -1)
+    index.save(version=1)
+    return index
+
+
+def test_two_builds_of_the_same_vectors_are_the_same_index(tmp_path):
+    """Insertion on one thread (store/vectors.ADD_THREADS): two ingests of one chat give one graph, so one set of
+    hits at every depth, and eval figures repeat run after run."""
+    vectors = unit_vectors(INITIAL_CAPACITY + 576, seed=3)
+    first = _built(tmp_path / "a.hnsw", vectors)
+    second = _built(tmp_path / "b.hnsw", vectors)
+    assert (tmp_path / "a.hnsw").read_bytes() == (tmp_path / "b.hnsw").read_bytes()
+    queries = unit_vectors(50, seed=4)
+    assert first.search_many(queries, k=60) == second.search_many(queries, k=60)
+    rebuilt = HnswIndex(tmp_path / "c.hnsw", DIM)
+    rebuilt.rebuild(list(range(len(vectors))), vectors)
+    again = HnswIndex(tmp_path / "d.hnsw", DIM)
+    again.rebuild(list(range(len(vectors))), vectors)
+    assert rebuilt.search_many(queries, k=60) == again.search_many(queries, k=60)
+
+
 TEXTS = [
     "Maya started pottery classes in Lisbon",
     "Jon bought a new guitar for the band",

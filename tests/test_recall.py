@@ -161,6 +161,37 @@ def test_local_graph_stays_within_the_node_budget_nearest_the_anchors(monkeypatc
     assert all(abs(m - 2500) <= 200 for m in graph.memory_cues)  # the nearest holders, not the first ids
 
 
+ACTIVATION_MASS = """
+import sys
+from ripplecli.recall import activation
+cues = [f"cue{c}" for c in range(60)]
+held = {m: {cues[(m * k) % 60] for k in (1, 3, 7, 11, 13)} for m in range(200)}
+graph = activation.CueGraph(held, [(m, m + 1) for m in range(199)])
+memories, mass = activation.personalised_pagerank(graph, {"cue7": 1.0, "cue21": 0.5}, {3: 1.0})
+sys.stdout.write(repr(memories) + mass.tobytes().hex())
+"""
+
+
+def test_activation_mass_does_not_follow_the_string_hash_seed() -> None:
+    """The cue sets' order changes with PYTHONHASHSEED; the mass must not (ties among equal masses would reorder
+    evidence from one run to the next)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", ACTIVATION_MASS],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(outputs) == 1
+
+
 # --- assembly --------------------------------------------------------------------------------------
 def test_activation_ranking_reorders_seeds() -> None:
     base = list(range(1, 21))

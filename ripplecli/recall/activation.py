@@ -108,7 +108,9 @@ def personalised_pagerank(
     n = len(memories) + len(cues)
     if n == 0:
         return [], np.zeros(0)
-    pairs = [(position[m], cue_position[c]) for m, cs in graph.memory_cues.items() for c in cs]
+    # cues in sorted order: a set's order follows the process's string hashing, and the sums below would round
+    # differently from run to run, reordering memories of equal mass
+    pairs = [(position[m], cue_position[c]) for m, cs in graph.memory_cues.items() for c in sorted(cs)]
     pairs += [(position[a], position[b]) for a, b in graph.contiguity]
     ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
     sources = np.concatenate([ends[:, 0], ends[:, 1]])  # undirected: each link spreads both ways

@@ -86,7 +86,7 @@ def local_ranking(
         return []
     cosine = store.vector_index().get_vectors(ids) @ vector if vector is not None else np.zeros(len(ids))
     scored = [
-        (mid, float(c) + SESSION_CUE_WEIGHT * sum(weights.get(cue, 0.0) for cue in memory_cues(index, mid)))
+        (mid, float(c) + SESSION_CUE_WEIGHT * sum(weights.get(cue, 0.0) for cue in sorted(memory_cues(index, mid))))
         for mid, c in zip(ids, cosine, strict=True)
     ]
     return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
