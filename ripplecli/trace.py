@@ -162,10 +162,11 @@ class Cues:
     focus: str | None = None  # the speaker the question's words point to ("What did I ask…": the owner)
     many: bool = False  # a list question: it wants several items of one kind
     kind: str | None = None  # the kind of item a list question names ("books"), when recall uses it
+    said_on: list[str] | None = None  # the day a question names in full ("on 25 May, 2022"), start and end
 
     def to_dict(self) -> Row:
         """The `query_cues` object."""
-        return _flat(self, optional=("failure", "owner", "focus", "many", "kind"))
+        return _flat(self, optional=("failure", "owner", "focus", "many", "kind", "said_on"))
 
 
 @dataclass
@@ -273,6 +274,19 @@ class Focus:
 
 
 @dataclass
+class DayFocus:
+    """A question naming a day in full: what was said on other days ranks `others_demoted`× further down."""
+
+    said_on: list[str]
+    others_demoted: float
+    memories: int  # how many memories were said then
+
+    def to_dict(self) -> Row:
+        """The `day` object."""
+        return _flat(self)
+
+
+@dataclass
 class Trace:
     """How the evidence was found: cues, seeds per view, planner rounds, support, focus, the evidence ids."""
 
@@ -283,6 +297,7 @@ class Trace:
     rounds: list[Round] | None = None  # planner-guided modes only
     support: SupportByChannel | None = None  # support found outside planner rounds (locality, host links, kinds)
     focus: Focus | None = None
+    day: DayFocus | None = None  # the day focus, when the question names a day in full
     evidence: list[int] | None = None
     sessions: list[SessionRank] | None = None  # the session view's best sessions, when the mode has it
     llm_calls: list[Row] | None = None  # the local model's calls (CallLog.to_list), when there were any
@@ -302,6 +317,8 @@ class Trace:
             data["support"] = _support_dict(self.support)
         if self.focus is not None:
             data["focus"] = self.focus.to_dict()
+        if self.day is not None:
+            data["day"] = self.day.to_dict()
         if self.evidence is not None:
             data["evidence"] = self.evidence
         if self.llm_calls:

@@ -40,6 +40,8 @@ def _cues(tree: Tree, cues: Cues) -> None:
         node.add(f"you: I/me/my are {inert(cues.owner)}, the store's owner")
     time_range = cues.time_range
     node.add(f"time: {' … '.join(t[:10] for t in time_range) if time_range else '[dim]none[/]'}")
+    if cues.said_on:
+        node.add(f"said on: {' … '.join(dict.fromkeys(t[:10] for t in cues.said_on))}")
     if cues.failure:
         node.add(f"[yellow]model fallback:[/] {inert(cues.failure)}")
 
@@ -174,6 +176,12 @@ def trace_tree(result: RecallResult) -> Tree:
     if trace.sessions:
         _sessions(tree, trace.sessions)
     _rounds(tree, trace.rounds or [])
+    if trace.day:
+        day = " … ".join(dict.fromkeys(t[:10] for t in trace.day.said_on))
+        tree.add(
+            f"[bold]day[/] · {day}: {trace.day.memories} memories said then; "
+            f"what was said on other days ranks {trace.day.others_demoted:g}× further down"
+        )
     if trace.focus:
         focus = trace.focus
         demoted = f"{focus.others_demoted:g}"

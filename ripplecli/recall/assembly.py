@@ -26,6 +26,12 @@ CENTRALITY_FUSION_K = 10.0
 # @10 .670 -> .695; sending them all below the speaker's (a hard partition) measured the same on LoCoMo but buried
 # the other speaker's recommendation under small talk in the sample chats.
 FOCUS_DEMOTION = 5.0
+# A question naming a day in full ("What did Maria plan to do later on the evening of 7 July, 2023?") asks about
+# what was said that day: memories said on other days rank as if found 5x further down, as for the focus speaker
+# (tuning conversations, full @10 / @30: 2 and 5 +1 / +1 and +2 / +2, 10 as 5, the day's memories first +3 / +2;
+# the gentler 5 keeps evidence said on other days within reach).
+DAY_DEMOTION = 5.0
+DAY_SHARE = 0.2  # a "day" holding more than this share of the store (a one-day chat) focuses nothing
 # The named speaker's own memories nearest the question by its vector get a share of the list (modes with `share`):
 # on the tuning conversations most multi-hop evidence still missed was that speaker's, worded apart from the cues
 # and outranked by the other views' stronger hits. Their ranking is fused in at a quarter weight, and below the
@@ -86,6 +92,12 @@ def focus_speaker(persons: list[str], speakers: set[str], focus: str | None = No
 def speaker_first(ranked: list[int], speaker_of: dict[int, str], speaker: str) -> list[int]:
     """The speaker's own memories keep their rank; everyone else's rank as if FOCUS_DEMOTION times further down."""
     place = {m: (i + 1) * (1.0 if speaker_of.get(m) == speaker else FOCUS_DEMOTION) for i, m in enumerate(ranked)}
+    return sorted(ranked, key=lambda m: place[m])
+
+
+def said_first(ranked: list[int], said: set[int]) -> list[int]:
+    """Memories said on the question's day keep their rank; the rest rank as if DAY_DEMOTION times further down."""
+    place = {m: (i + 1) * (1.0 if m in said else DAY_DEMOTION) for i, m in enumerate(ranked)}
     return sorted(ranked, key=lambda m: place[m])
 
 

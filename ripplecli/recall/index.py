@@ -7,6 +7,7 @@ long-lived process (the MCP server, an evaluation) answers later questions witho
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +91,7 @@ class RecallIndex:
     store: Store | None = None  # on-demand index: where the maps read from
     placed: Mapping[int, tuple[str, datetime | None]] = field(default_factory=dict)  # memory -> conversation, said at
     titles: dict[str, str] = field(default_factory=dict)  # conversation -> its export's title
+    _said: tuple[list[datetime], list[int]] | None = field(default=None, repr=False)  # said_within's sorted copy
 
     @property
     def count(self) -> int:
@@ -189,6 +191,16 @@ class RecallIndex:
         if self.store is not None:
             return lookups.grounded_within(self.store, start, end)
         return [mid for mid, t0, t1 in self.grounded_times if t0 <= end and t1 >= start]
+
+    def said_within(self, start: datetime, end: datetime) -> list[int]:
+        """Memories said within [start, end] (a loaded index bisects its memories sorted by when they were said)."""
+        if self.store is not None:
+            return lookups.said_within(self.store, start, end)
+        if self._said is None:
+            order = sorted((said, mid) for mid, (_, said) in self.placed.items() if said is not None)
+            self._said = ([said for said, _ in order], [mid for _, mid in order])
+        times, ids = self._said
+        return sorted(ids[bisect_left(times, start) : bisect_right(times, end)])
 
 
 def _read_people(index: RecallIndex, store: Store) -> None:

@@ -168,6 +168,7 @@ def merge(
         time_range=_time(out.time_range, rules.time_range, rules.text, problems),
         wants=rules.wants,
         many=rules.many,
+        said_on=rules.said_on,  # the day the question names in full, read by the rules
     )
     return cues, problems
 

@@ -12,6 +12,8 @@ from ripplecli.errors import InputError
 from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
 from ripplecli.recall.assembly import (
+    DAY_DEMOTION,
+    DAY_SHARE,
     FOCUS_DEMOTION,
     SEED_DEPTH,
     SEED_FUSION_K,
@@ -20,6 +22,7 @@ from ripplecli.recall.assembly import (
     merge_support,
     rerank,
     rho_order,
+    said_first,
     seed_ranking,
     speaker_first,
     speaker_share,
@@ -42,7 +45,18 @@ from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
 from ripplecli.store.db import Store
-from ripplecli.trace import Evidence, Focus, Provenance, RecallResult, Round, SessionRank, Support, Trace, ViewHit
+from ripplecli.trace import (
+    DayFocus,
+    Evidence,
+    Focus,
+    Provenance,
+    RecallResult,
+    Round,
+    SessionRank,
+    Support,
+    Trace,
+    ViewHit,
+)
 
 __all__ = ["MODES", "Growth", "Mode", "RecallContext", "RecallParams", "Recaller"]
 
@@ -158,6 +172,7 @@ class Recaller:
         ranked = self._order(mode, base, fused, growth, vector)
         if mode.focus:
             ranked, trace.focus = _focus(ctx, ranked)
+            ranked, trace.day = _day(ctx, ranked)
         if mode.share and trace.focus is not None:
             ranked, trace.focus.shared = _share(ctx, views, ranked, trace.focus.speaker)
         if mode.host != "none":
@@ -244,6 +259,15 @@ def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | No
     if speaker is None:
         return ranked, None
     return speaker_first(ranked, ctx.index.speaker_of, speaker), Focus(speaker, FOCUS_DEMOTION)
+
+
+def _day(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
+    """A question naming a day in full wants what was said that day."""
+    span = ctx.cues.said_on
+    said = set(ctx.index.said_within(*span)) if span else set()
+    if not said or len(said) > DAY_SHARE * ctx.index.count:
+        return ranked, None
+    return said_first(ranked, said), DayFocus([t.isoformat() for t in span], DAY_DEMOTION, len(said))
 
 
 def _share(ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker: str) -> tuple[list[int], list[int]]:

@@ -17,6 +17,18 @@ MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?,?\s+(\d{4})\b", re.I)
 _YEAR = re.compile(r"\b(19\d{2}|20\d{2})\b")
+# "in May", "during early June": a month without its year is the latest one on or before the question's date.
+_BARE_MONTH = re.compile(
+    r"\b(?:in|during)\s+(?:early\s+|late\s+|mid-?\s*)?(" + "|".join(n for n in calendar.month_name if n) + r")\b",
+    re.I,
+)
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+# A day named in full, "25 May, 2022", "8th December 2023" or "October 13, 2023": the day something was said.
+_DAY = re.compile(
+    rf"\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m1>{_MONTH_NAMES})\.?,?\s*(?P<y1>\d{{4}})\b"
+    rf"|\b(?P<m2>{_MONTH_NAMES})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s*(?P<y2>\d{{4}})\b",
+    re.I,
+)
 # What kind of memory answers the question. Only places are listed: on dev, "who" (memories naming a person) and
 # "when" (memories with a grounded time) as wanted kinds changed nothing; places lifted multi-hop full@30 +2.1 pts.
 ANSWER_KINDS = {
@@ -66,6 +78,7 @@ class QueryCues:
     owner: str | None = None  # the store owner, when the question says I/me/my (and `text` then names them)
     focus: str | None = None  # the speaker whose own words answer it, when the question says so ("what did I…")
     many: bool = False  # it asks for several items of one kind (LIST_QUESTION)
+    said_on: tuple[datetime, datetime] | None = None  # the day(s) it names in full: what was said then (said_on)
 
 
 class QueryAnalyzer(Protocol):
@@ -142,8 +155,8 @@ def list_kind(question: str) -> str | None:
 
 
 def time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | None:
-    """ "in May 2023", "in 2022", "last week"... resolved against the question's date; None otherwise (also when
-    the range falls off the calendar: "next week" as of 9999-12-31)."""
+    """ "in May 2023", "in 2022", "last week", "in May" (the latest May)... resolved against the question's date; None
+    otherwise (also when the range falls off the calendar: "next week" as of 9999-12-31)."""
     try:
         return _time_range(question, as_of)
     except (OverflowError, ValueError):
@@ -162,7 +175,27 @@ def _time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | N
     year = _YEAR.search(question)
     if year:
         return _interval("year", datetime(int(year.group(1)), 1, 1))
+    bare = _BARE_MONTH.search(question)
+    if bare:
+        month = MONTHS[bare.group(1).lower()]
+        return _interval("month", datetime(as_of.year - (month > as_of.month), month, 1))
     return None
+
+
+def said_on(question: str) -> tuple[datetime, datetime] | None:
+    """ "What did Nate do for Joanna on 25 May, 2022?": the whole day (from the first to the last day named) whose
+    memories were said then; None when the question names no day in full or a day off the calendar."""
+    days = []
+    for match in _DAY.finditer(question):
+        first = bool(match["d1"])
+        day, month, year = (match[f"{part}{1 if first else 2}"] for part in ("d", "m", "y"))
+        try:
+            days.append(datetime(int(year), MONTHS[month.lower()], int(day)))
+        except ValueError:
+            continue
+    if not days:
+        return None
+    return min(days), max(days) + timedelta(days=1) - timedelta(seconds=1)
 
 
 def with_owner(cues: QueryCues, question: str, index: RecallIndex) -> QueryCues:
@@ -207,4 +240,5 @@ class RulesQueryAnalyzer:
             time_range=time_range(question, as_of),
             wants=answer_kind(question),
             many=wants_many(question),
+            said_on=said_on(question),
         )

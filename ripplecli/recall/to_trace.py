@@ -30,6 +30,7 @@ def cues_of(cues: QueryCues, failure: str | None = None) -> trace.Cues:
         cues.owner,
         cues.focus,
         cues.many,
+        said_on=_times(cues.said_on),
     )
 
 

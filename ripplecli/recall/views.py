@@ -51,6 +51,9 @@ def cue_view(index: RecallIndex, cues: QueryCues, depth: int, max_share: float =
             hits[f"{prefix}:{value}"] = holders.get(value, [])
     if cues.time_range:
         hits["time"] = index.grounded_within(*cues.time_range)
+    said = cues.said_on or cues.time_range  # what was said on the day it names, else within its time range
+    if said:
+        hits["said"] = index.said_within(*said)
     total = max(index.count, 1)
     scores: dict[int, float] = defaultdict(float)
     for members in hits.values():

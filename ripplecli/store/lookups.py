@@ -110,6 +110,14 @@ def grounded_within(store: Store, start: datetime, end: datetime) -> list[int]:
     return [r[0] for r in rows.fetchall()]
 
 
+def said_within(store: Store, start: datetime, end: datetime) -> list[int]:
+    """Memories said within [start, end], by id."""
+    rows = store.con.execute(
+        "SELECT memory_id FROM memories WHERE said_at BETWEEN $1 AND $2 ORDER BY memory_id", [start, end]
+    )
+    return [r[0] for r in rows.fetchall()]
+
+
 def placed_of(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, datetime | None]]:
     """memory id -> (conversation, said at), for the given ids."""
     rows = store.con.execute(
