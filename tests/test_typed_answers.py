@@ -109,8 +109,10 @@ def test_a_reason_is_what_follows_because_or_for() -> None:
     assert typed_answer("What did the charity race raise awareness for?", race).span == "mental health"
     blog = [memory(2, "John", "I started blogging about politics to raise awareness and start conversations.")]
     assert typed_answer("Why did John start blogging about politics?", blog).span == (
-        "raise awareness and start conversations"
+        "to raise awareness and start conversations"
     )
+    trip = [memory(3, "Jon", "Took a short trip last week to Rome to clear my mind a little.")]
+    assert typed_answer("What did Jon take a trip to Rome for?", trip).span == "to clear my mind a little"
 
 
 def test_a_list_question_names_the_things_of_several_memories() -> None:

@@ -395,19 +395,24 @@ def _how_often(asked: Question, clause: Clause) -> str | None:
     return frequency_span(clause.text)
 
 
-_BECAUSE = re.compile(r"(?:\bbecause|'cause|\bcos|\bso that|\bto)\s+(.*)", re.IGNORECASE)
-_FOR = re.compile(r"\bfor\s+(.*)", re.IGNORECASE)
+_BECAUSE = re.compile(r"(?:\bbecause|'cause|\bcos|\bso that|\bto)\s+", re.IGNORECASE)
+_FOR = re.compile(r"\bfor\s+", re.IGNORECASE)
 _REASON_END = re.compile(r"\s+(?:is|was|are|were|and it|but|which)\b|\s+-\s+|[;!?]")
 
 
 def _why(asked: Question, clause: Clause) -> str | None:
-    """The reason after "because", "'cause", "so that" or "to" in the clause; for "… for?", what follows "for"."""
+    """The reason after "because", "'cause", "so that" or "to" ("to clear his mind", with its "to") in the clause;
+    for "… for?", what follows "for". A marker followed by the question's own word is passed over: "a trip to
+    [Rome] to clear his mind"."""
     patterns = [_FOR, _BECAUSE] if asked.text.rstrip(" ?").lower().endswith(" for") else [_BECAUSE]
     for pattern in patterns:
-        match = pattern.search(clause.text)
-        reason = _REASON_END.split(match.group(1))[0].strip(" .!,") if match else ""
-        if len(reason.split()) >= (1 if pattern is _FOR else 2):
-            return reason
+        for match in pattern.finditer(clause.text):
+            reason = _REASON_END.split(clause.text[match.end() :])[0].strip(" .!,")
+            if reason and bare(reason.split()[0]) in asked.words:
+                continue
+            if len(reason.split()) >= (1 if pattern is _FOR else 2):
+                return f"to {reason}" if match.group(0).lower().startswith("to") else reason
+            break
     return None
 
 
