@@ -227,3 +227,21 @@ def test_the_answer_is_the_news_between_the_words_the_question_asks_with() -> No
     ]
     span = typed_answer("What did Caroline find in her neighborhood during her walk?", evidence).span
     assert span == "came across this cool rainbow sidewalk for Pride"
+
+
+def test_a_named_pet_or_friend_is_a_cue_not_only_a_speaker() -> None:
+    """ "When did Maria get Coco?": Coco is a name the store keeps as a person, but not one of the chat's speakers,
+    so the memory that names her answers instead of "not found"."""
+    evidence = [
+        memory(
+            1,
+            "Maria",
+            "I got a puppy two weeks ago, her name is Coco!",
+            "2023-08-11T10:00:00",
+            persons=["maria", "coco"],
+        ),
+        memory(2, "John", "Long time no talk, Maria!", "2023-08-11T10:05:00"),
+    ]
+    answer = typed_answer("When did Maria get Coco?", evidence)
+    assert answer.found and answer.span == "two weeks before 11 August 2023"
+    assert not typed_answer("When did Maria meet John?", evidence).found  # only the speakers' names

@@ -232,7 +232,7 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
     """The answer a person can use, from the evidence alone: typed span, speaker, date, citations."""
     asked = Question(question, evidence)
     ranked = clauses(asked, evidence)
-    if not ranked or ranked[0].score <= 0 or not (ranked[0].cues - {stem(p) for p in asked.persons}):
+    if not ranked or ranked[0].score <= 0 or not (ranked[0].cues - {stem(p) for p in asked.persons & asked.speakers}):
         return not_found(asked, evidence)
     if asked.type in ("yes-no", "should"):
         return weighed(asked, evidence)
