@@ -45,6 +45,7 @@ class IngestReport:
     memories: int = 0
     edges: dict[str, int] = field(default_factory=dict)
     failures: int = 0
+    rejected: int = 0  # fields and memories of the model's output its gates did not keep (each one a failures row)
     seconds: float = 0.0
     run_id: int = 0
     owner: str | None = None  # the name the owner's turns were stored under, when the file marks any
@@ -263,9 +264,10 @@ class Ingestor:
         return take_failures(self.extractor)
 
     def _write_failures(self, failures: list[dict], report: IngestReport) -> None:
-        """Rows of the `failures` table; fallbacks (not trims, stage "extract:trim") count in the report."""
+        """Rows of the `failures` table; fallbacks and gate rejections (not trims) count in the report."""
         self.store.insert_failures(report.run_id, failures)
         report.failures += sum(f["stage"] == "extract" for f in failures)
+        report.rejected += sum(f["stage"] == "extract:gate" for f in failures)
 
     def _speakers(self, conv: Conversation) -> list[str]:
         """Speakers stored for this conversation, then new ones: a batch of new turns alone may miss some."""

@@ -11,6 +11,7 @@ import pytest
 from ripplecli.answer.llm import llm_answer
 from ripplecli.api import Memory
 from ripplecli.extract.llm import SOURCE_TURN_ITEMS, ExtractionOut, LLMExtractor
+from ripplecli.extract.rules import RulesExtractor
 from ripplecli.model import Turn, Window, WindowTurn
 from ripplecli.recall.llm_planner import FreeLLMPlanner, LLMPlanner
 from ripplecli.recall.planner import Candidate, RulesPlanner
@@ -92,43 +93,90 @@ def test_a_timeout_is_a_recorded_failure(fake_llm):
     assert out is None and "TimeoutError" in failure.error and len(log.calls) == 2
 
 
-# --- extractor -------------------------------------------------------------------------------------
-def test_extractor_writes_grounded_drafts_with_concepts(fake_llm):
+# --- extractor ---------------------------------------------------------------------------------------
+def rules_of(win: Window) -> list[tuple]:
+    """What the rules alone write for the window's new turns: the memories the model may only add to."""
+    return [memory_fields(d) for d in RulesExtractor().extract(win)]
+
+
+def memory_fields(d) -> tuple:
+    """A draft's restatement, turns, time and cues, to compare memories field by field."""
+    return (d.restatement, d.source_turns, d.time_start, d.time_end, d.time_grounded, d.persons, d.locations)
+
+
+def test_every_turn_keeps_its_rules_memory_and_the_model_only_adds(fake_llm):
     extractor = LLMExtractor(fake_llm(GOOD))
-    drafts = [d for d in extractor.extract(window(TURNS)) if d.extractor == "llm"]
-    assert [d.source_turns for d in drafts] == [["D1:1"], ["D1:3"]]
-    first = drafts[0]
-    assert first.extractor == "llm" and "maya" in first.persons and "alice" in first.persons
-    assert "zed" not in first.persons  # a name the turns never mention is not a cue
-    assert first.locations == ["paris"] and first.time_grounded
-    assert first.time_start == datetime(2023, 5, 7) and first.time_end == datetime(2023, 5, 7, 23, 59, 59)
-    assert any("louvre" in c for c in drafts[1].concepts)
-    (gate,) = extractor.take_failures()  # Zed is rejected alone, and recorded; the memory stays
-    assert gate["stage"] == "extract:gate" and gate["location"] == "chat D1:1"
-    assert gate["error"] == "person 'Zed' rejected: no turn, context turn or speaker of the chat names it"
-    assert gate["raw_output"] == "Alice went to Paris with Maya on 7 May 2023."
+    drafts = extractor.extract(window(TURNS))
+    ruled = [d for d in drafts if d.extractor == "rules"]
+    assert [r[:5] for r in map(memory_fields, ruled)] == [r[:5] for r in rules_of(window(TURNS))]  # text, time kept
+    (extra,) = [d for d in drafts if d.extractor == "llm"]  # "Maya" is what the rules' D1:3 memory does not say
+    assert extra.restatement == "Alice and Maya loved the Louvre." and extra.source_turns == ["D1:3"]
+    assert any("louvre" in c for c in extra.concepts) and "maya" in ruled[2].concepts  # a cue the turns write
+    assert "zed" not in {p for d in drafts for p in d.persons}  # a name the turns never mention is not a cue
+    rows = [(f["stage"], f["location"], f["error"]) for f in extractor.take_failures()]
+    assert rows[0] == (
+        "extract:gate",
+        "chat D1:1",
+        "person 'Zed' rejected: no turn, context turn or speaker of the chat names it",
+    )  # Zed is rejected alone, and recorded; and D1:1's memory, a rewording of the rules' one, is not kept
+    assert ("extract:gate", "chat D1:1", "memory not kept: it says nothing the rules' memories do not") in rows
+
+
+def test_a_reply_that_would_replace_or_contradict_the_rules_memory_cannot(fake_llm):
+    """The model rewrites D1:1 with a place, a person and a time its turn does not state: the rules' memory stays
+    as the rules wrote it, and each field the model wrote instead is a recorded rejection."""
+    rewrite = memory_out(
+        "Alice went to Rome with Zed last year.",
+        ["D1:1"],
+        persons=["Zed"],
+        locations=["Rome"],
+        time_range=["2022-01-01", "2022-12-31"],
+    )
+    extractor = LLMExtractor(fake_llm({"memories": [rewrite]}))
+    drafts = extractor.extract(window(TURNS[:1]))
+    assert [memory_fields(d) for d in drafts] == rules_of(window(TURNS[:1]))
+    assert {d.extractor for d in drafts} == {"rules"}
+    errors = [f["error"] for f in extractor.take_failures()]
+    assert errors[:2] == [
+        "person 'Zed' rejected: no turn, context turn or speaker of the chat names it",
+        "location 'Rome' rejected: no turn, context turn or speaker of the chat names it",
+    ]
+    assert "time 2022-01-01 … 2022-12-31 rejected: the rules ground it at 2023-05-07" in errors
+    assert errors[-1] == "memory not kept: it says nothing the rules' memories do not"
+    assert any(e.startswith("concept 'rome' rejected") for e in errors)
 
 
 def test_each_contradicting_field_is_rejected_alone_and_recorded(fake_llm):
-    """A place no turn names and a time the cited turn does not state go; the rest of the memory stays."""
+    """A place no turn names and a time the cited turn does not state go; a person the context names is a cue."""
     made_up = memory_out(
         "Alice and Bob loved the Louvre in Rome.",
         ["D1:3"],
-        persons=["Bob", "Maya"],  # Bob speaks in the chat, Maya is named in a context turn: both stay
+        persons=["Bob", "Maya"],  # Bob speaks in the chat, Maya is named in a context turn: both may stay
         locations=["Louvre", "Rome"],
         time_range=["2023-05-08", "2023-05-08"],
     )
     extractor = LLMExtractor(fake_llm({"memories": [made_up]}))
     (draft,) = extractor.extract(window(TURNS, context=2))
-    assert draft.extractor == "llm" and draft.source_turns == ["D1:3"]
-    assert draft.persons == ["alice", "bob", "maya"] and draft.locations == ["louvre"]
-    assert draft.time_start is None and not draft.time_grounded
+    (rules,) = rules_of(window(TURNS, context=2))
+    assert draft.extractor == "rules" and memory_fields(draft)[:5] == rules[:5]
+    assert draft.persons == [*rules[5], "maya"]  # the context's Maya added beside the rules' own persons
+    assert "rome" not in draft.locations and draft.time_start == rules[2]
     errors = [(f["stage"], f["location"], f["error"]) for f in extractor.take_failures()]
     unnamed = "location 'Rome' rejected: no turn, context turn or speaker of the chat names it"
-    assert errors == [
+    assert errors[:2] == [
         ("extract:gate", "chat D1:3", unnamed),
         ("extract:gate", "chat D1:3", "time 2023-05-08 … 2023-05-08 rejected: the cited turns state no time"),
     ]
+    assert errors[-1][2] == "memory not kept: it says nothing the rules' memories do not"
+
+
+def test_the_cues_only_extractor_keeps_no_model_memory_and_says_so(fake_llm, monkeypatch):
+    monkeypatch.setattr(LLMExtractor, "extra_memories", False)
+    extractor = LLMExtractor(fake_llm(GOOD))
+    drafts = extractor.extract(window(TURNS))
+    assert {d.extractor for d in drafts} == {"rules"} and "maya" in drafts[2].concepts
+    errors = [f["error"] for f in extractor.take_failures()]
+    assert "memory not kept: extra memories are off (new words: maya)" in errors
 
 
 def test_out_of_window_source_turns_fall_back_to_the_rules(fake_llm):
@@ -162,10 +210,9 @@ def test_window_is_sent_in_chunks_and_an_empty_list_is_valid(fake_llm):
     assert drafts and {d.extractor for d in drafts} == {"rules"}  # turns no model memory cites: the rules' drafts
 
 
-def test_turns_no_model_memory_cites_are_extracted_by_the_rules(fake_llm):
+def test_a_model_memory_adds_to_every_turn_it_cites_and_the_rest_keep_the_rules_memory(fake_llm):
     drafts = LLMExtractor(fake_llm({"memories": [memory_out("Alice went to Paris.", ["D1:1"])]})).extract(window(TURNS))
-    by = {d.extractor: [t for x in drafts if x.extractor == d.extractor for t in x.source_turns] for d in drafts}
-    assert by["llm"] == ["D1:1"] and by["rules"] and "D1:1" not in by["rules"]  # the rules only add
+    assert [memory_fields(d) for d in drafts] == rules_of(window(TURNS))  # nothing new: the rules' memories alone
 
 
 def test_a_long_window_is_split_and_a_long_turn_cut_and_recorded(fake_llm):
@@ -231,9 +278,24 @@ def test_ingest_with_valid_model_output_stores_llm_memories(tmp_path, fake_setti
         rows = memory.store.con.execute("SELECT restatement, extractor FROM memories ORDER BY memory_id").fetchall()
         gated = memory.store.con.execute("SELECT run_id, stage, location, error FROM failures").fetchall()
     assert report.failures == 0  # a rejected field is no fallback
-    assert [r[1] for r in rows].count("llm") == 2  # the rules add the turns the model wrote nothing for
+    assert [r[1] for r in rows].count("rules") == 4 and [r[1] for r in rows].count("llm") == 1  # every turn's own
     assert not any("HACKED" in r[0] for r in rows if r[1] == "llm")  # the injection turn is only quoted, by the rules
-    assert [g[:3] for g in gated] == [(report.run_id, "extract:gate", "trip D1:1")] and "'Zed'" in gated[0][3]
+    assert report.rejected == len(gated) and {g[:3] for g in gated} == {(report.run_id, "extract:gate", "trip D1:1")}
+    assert "'Zed'" in gated[0][3] and "memory not kept" in gated[-1][3]
+
+
+def test_the_ingest_summary_says_how_much_model_output_the_gates_did_not_keep(
+    tmp_path, fake_settings, fake_llm, monkeypatch
+):
+    from chats import new_memory, run
+
+    new_memory(tmp_path / "store", fake_settings).close()
+    monkeypatch.setattr("ripplecli.local_models.load_llm", lambda model=None: fake_llm(GOOD))
+    result = run("ingest", str(chat_file(tmp_path)), "--extractor", "llm", "--store", str(tmp_path / "store"))
+    assert result.exit_code == 0, result.stderr
+    with Memory(tmp_path / "store") as memory:
+        gated = memory.store.con.execute("SELECT count(*) FROM failures WHERE stage = 'extract:gate'").fetchone()[0]
+    assert gated > 0 and f"{gated} field(s) or memories the local model wrote were not kept" in result.stderr
 
 
 def test_ingest_llm_without_a_model_is_one_clear_error(tmp_path, fake_settings):

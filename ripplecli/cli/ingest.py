@@ -204,6 +204,14 @@ def ingest(
             err_console.print(printable(line), markup=False, soft_wrap=True)
     if hint:
         err_console.print(hint, markup=False, soft_wrap=True)
+    rejected = sum(r.rejected for r in reports)
+    if rejected:
+        err_console.print(
+            f"{rejected:,} field(s) or memories the local model wrote were not kept by its gates; the rules' "
+            "memories stand (each one is a row of the store's failures table, stage extract:gate)",
+            markup=False,
+            soft_wrap=True,
+        )
     edited = sum(r.edited for r in reports)
     if edited:
         err_console.print(

@@ -1,12 +1,18 @@
-"""The LLM extractor: a schema-constrained prompt per few turns, validated; failures fall back to the rules.
+"""The LLM extractor: the rules' memory of every turn, plus what the local model adds to it, gated.
 
-A window's new turns go to the model in small chunks (a small model cannot write 40 turns of memories within
-its context), each with the turns just before it as context. A chunk whose output fails validation after one
-retry is extracted by the rules, and the failure is kept for the store's `failures` table. The turns of a valid
-chunk that none of the model's memories cites are extracted by the rules too, so the model can only add (a 0.5B
-model left most turns without a memory). A valid memory whose field contradicts its turns (a person or place no
-turn, context turn or speaker names; a time its cited turns do not state) loses that field only, and each
-rejection is kept there too (stage "extract:gate").
+Every new turn keeps the memory the rules write for it, unchanged in text, time and cues: that restatement is
+what is encoded and searched. The model reads the turns in small chunks (a small model cannot write 40 turns of
+memories within its context), each with the turns just before it as context, under a JSON schema, and its output
+can only add:
+- cues: a person, place or concept its memory names that the rules' memories of the cited turns lack, when the
+  chunk's turns (new or context) write it, goes onto those memories beside the rules' own cues;
+- a memory: the model's restatement is stored as an extra memory only where it says something the rules'
+  memories of its turns do not (content words the chunk's turns write and those memories lack), e.g. the
+  thing a "yes, loved it!" answers; a restatement that only rewords the rules' memory is not stored.
+A chunk whose output fails validation after one retry adds nothing (the rules' memories stand), and the failure
+is kept for the store's `failures` table. A field that contradicts the turns (a person or place no turn, context
+turn or speaker names; a time its cited turns do not state) is rejected alone, and every rejected field or
+memory is kept there too (stage "extract:gate"), so nothing the model wrote is dropped unrecorded.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
-from ripplecli.cues import canonical_name, unique
+from ripplecli.cues import canonical_name, content_tokens, unique
 from ripplecli.extract.timewords import names, states_time
 from ripplecli.model import MemoryDraft, Window, WindowTurn
 from ripplecli.protocols import LLM
@@ -137,6 +143,8 @@ class LLMExtractor(FailureLog):
 
     name = "llm"
     needs_llm = True
+    extra_memories = True  # False: the model only adds cues to the rules' memories (the bench compares both)
+    min_new_words = 1  # content words of the turns a model memory must add to the rules' memories to be kept
 
     def __init__(self, llm: LLM, turns_per_call: int = TURNS_PER_CALL):
         self.llm = llm
@@ -159,28 +167,63 @@ class LLMExtractor(FailureLog):
         return self.extract_many([window])[0]
 
     def extract_many(self, windows: list[Window]) -> list[list[MemoryDraft]]:
-        """Drafts per window; concept cues of every model-written memory come from one spaCy batch."""
-        per_window: list[list[MemoryDraft]] = []
-        fallback: list[tuple[int, Chunk]] = []
+        """The rules' drafts of every window, each with what the model's gated output adds to it."""
+        per_window = self.rules.extract_many(windows)
+        made: list[tuple[int, Chunk, MemoryDraft]] = []
         for index, window in enumerate(windows):
-            drafts: list[MemoryDraft] = []
             for chunk in self.chunks(window):
-                made = self._extract_chunk(chunk)
-                if made is None:
-                    fallback.append((index, chunk))
-                    continue
-                drafts += made
-                cited = {t for d in made for t in d.source_turns}
-                uncited = [t for t in chunk.fresh if t.turn.turn_id not in cited]
-                if uncited:  # the model wrote nothing for these turns: the rules extract them, so it can only add
-                    fallback.append((index, replace(chunk, fresh=uncited)))
-            per_window.append(drafts)
-        self._add_concepts([d for drafts in per_window for d in drafts], windows)
-        if fallback:
-            ruled = self.rules.extract_many([chunk.as_window() for _, chunk in fallback])
-            for (index, _), drafts in zip(fallback, ruled, strict=True):
-                per_window[index] += drafts
+                made += [(index, chunk, draft) for draft in self._extract_chunk(chunk) or []]
+        self._add_concepts([draft for _, _, draft in made], windows)
+        for index, chunk, draft in made:
+            ruled = {d.source_turns[0]: d for d in per_window[index]}
+            per_window[index] += self._merge(draft, chunk, [ruled[t] for t in draft.source_turns if t in ruled])
         return [sorted(drafts, key=lambda d: _order(windows[i], d)) for i, drafts in enumerate(per_window)]
+
+    def _merge(self, draft: MemoryDraft, chunk: Chunk, ruled: list[MemoryDraft]) -> list[MemoryDraft]:
+        """The model memory's new cues onto the rules' memories of its turns, and the memory itself when it says
+        something they do not (else a row says why it was not kept)."""
+        where = f"{chunk.window.conversation_id} {' '.join(draft.source_turns)}"
+        written = set(content_tokens(" ".join(t.turn.text for t in [*chunk.context, *chunk.fresh])))
+        self._add_cues(draft, ruled, {canonical_name(s) for s in chunk.window.speakers}, written, where)
+        own_time = self._rules_time(draft, ruled, where)
+        new = sorted((set(content_tokens(draft.restatement)) & written) - _said(ruled))
+        if self.extra_memories and len(new) >= self.min_new_words:
+            return [draft]
+        why = "extra memories are off" if not self.extra_memories else "it says nothing the rules' memories do not"
+        words = f" (new words: {', '.join(new)})" if new else ""
+        timed = ", nor its time" if own_time else ""
+        self._reject(where, f"memory not kept{timed}: {why}{words}", draft)
+        return []
+
+    def _rules_time(self, draft: MemoryDraft, ruled: list[MemoryDraft], where: str) -> bool:
+        """Where the rules ground a cited turn's time, the model memory takes the rules' time (a differing one is
+        rejected and recorded); True when the model's own gated time is left on it."""
+        grounded = [r for r in ruled if r.time_grounded]
+        if not grounded:
+            return draft.time_grounded
+        rules = grounded[0]
+        if draft.time_grounded and (draft.time_start, draft.time_end) != (rules.time_start, rules.time_end):
+            stated = f"{draft.time_start:%Y-%m-%d} … {draft.time_end:%Y-%m-%d}"
+            self._reject(where, f"time {stated} rejected: the rules ground it at {rules.time_start:%Y-%m-%d}", draft)
+        draft.time_start, draft.time_end, draft.time_grounded = rules.time_start, rules.time_end, True
+        return False
+
+    def _add_cues(self, draft: MemoryDraft, ruled: list[MemoryDraft], speakers: set[str], written: set[str], where):
+        """Persons and places the rules' memories lack (not the chat's speakers: who speaks and is addressed is the
+        rules' call) and concepts the turns write; the rules' own cues all stay."""
+        for kind in ("persons", "locations"):
+            held = {n for r in ruled for n in getattr(r, kind)}
+            added = [n for n in getattr(draft, kind) if n not in speakers and n not in held]
+            for r in ruled:
+                setattr(r, kind, unique([*getattr(r, kind), *added]))
+        held = {c for r in ruled for c in r.concepts}
+        for concept in [c for c in draft.concepts if c not in held]:
+            if not set(content_tokens(concept)) <= written:
+                self._reject(where, f"concept {concept!r} rejected: the turns do not write it", draft)
+                continue
+            for r in ruled:
+                r.concepts.append(concept)
+                r.concept_forms[concept] = draft.concept_forms.get(concept, [concept])
 
     # --- chunks and prompts ------------------------------------------------------------------------
     def chunks(self, window: Window) -> list[Chunk]:
@@ -277,8 +320,12 @@ class LLMExtractor(FailureLog):
         """True when the field may stay; else a failure row says which field of which memory was rejected and why."""
         if why_not is None:
             return True
-        self.failures.append(failure_row("extract:gate", where, f"{field} rejected: {why_not}", memory.restatement))
+        self._reject(where, f"{field} rejected: {why_not}", memory)
         return False
+
+    def _reject(self, where: str, why: str, memory: MemoryOut | MemoryDraft) -> None:
+        """A failure row for a field or memory of the model's output that was not kept (stage "extract:gate")."""
+        self.failures.append(failure_row("extract:gate", where, why, memory.restatement))
 
     def _add_concepts(self, drafts: list[MemoryDraft], windows: list[Window]) -> None:
         """Cue concepts of model-written memories from their restatements, as the rules make them."""
@@ -325,6 +372,11 @@ def _interval(days: list[str] | None) -> tuple[datetime | None, datetime | None]
     if days is None:
         return None, None
     return datetime.combine(_day(days[0]), time.min), datetime.combine(_day(days[1]), time(23, 59, 59))
+
+
+def _said(ruled: list[MemoryDraft]) -> set[str]:
+    """The content words of the rules' memories (what a model memory must go beyond to be kept)."""
+    return set(content_tokens(" ".join(r.restatement for r in ruled)))
 
 
 def _order(window: Window, draft: MemoryDraft) -> int:
