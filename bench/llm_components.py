@@ -16,6 +16,7 @@ the model, asked in ripple+cable mode. The analyzer is called once per question;
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -45,25 +46,47 @@ STAGE_COMPONENTS = {"questions": {"analyzer", "planner", "planner-free"}, "extra
 
 
 class CachedLLM:
-    """The model behind a reply cache: a second recall that sends the same prompt (another text mode) costs nothing."""
+    """The model behind a reply cache: a second recall that sends the same prompt (another text mode) costs nothing.
+    With a `replies` file the cache is kept on disk, so a rerun after a change to the gates (not to the prompts)
+    replays the model's replies instead of calling it again; a replayed call keeps the tokens and seconds the model
+    took when it made the reply, and is counted apart."""
 
-    def __init__(self, llm: LlamaCppLLM):
+    def __init__(self, llm: LlamaCppLLM, replies: Path | None = None):
         self.llm = llm
-        self.cache: dict[str, tuple[dict, tuple[int, int] | None]] = {}
+        self.replies = replies
+        self.cache: dict[str, dict[str, Any]] = {}
         self.last_usage: tuple[int, int] | None = None
         self.raw: list[dict] = []  # every reply, for the cue audit
+        self.made: list[dict[str, Any]] = []  # tokens and seconds of every reply asked for, for the extraction costs
+        self.replayed = 0
+        if replies and replies.exists():
+            for line in replies.read_text(encoding="utf-8").splitlines():
+                entry = json.loads(line)
+                self.cache[entry["key"]] = entry
+        self.stored = set(self.cache)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.llm, name)
 
     def generate_json(self, messages, schema):
         """The model's reply, from the cache when this exact request was made before."""
-        key = json.dumps([messages, schema], sort_keys=True)
+        key = hashlib.sha256(json.dumps([self.llm.path.name, messages, schema], sort_keys=True).encode()).hexdigest()
         if key not in self.cache:
-            self.cache[key] = (self.llm.generate_json(messages, schema), self.llm.last_usage)
-        data, self.last_usage = self.cache[key]
-        self.raw.append(data)
-        return data
+            started = time.perf_counter()
+            reply = self.llm.generate_json(messages, schema)  # a model error raises here: errors are not kept
+            seconds = round(time.perf_counter() - started, 3)
+            self.cache[key] = {"key": key, "reply": reply, "usage": self.llm.last_usage, "seconds": seconds}
+            if self.replies:
+                with self.replies.open("a", encoding="utf-8") as out:
+                    out.write(json.dumps(self.cache[key]) + "\n")
+        elif key in self.stored:
+            self.replayed += 1
+        entry = self.cache[key]
+        self.last_usage = tuple(entry["usage"]) if entry["usage"] else None
+        tokens_in, tokens_out = entry["usage"] or (0, 0)
+        self.made.append({"tokens_in": tokens_in, "tokens_out": tokens_out, "seconds": entry["seconds"]})
+        self.raw.append(entry["reply"])
+        return entry["reply"]
 
     def generate_text(self, messages):
         return self.llm.generate_text(messages)
@@ -172,52 +195,72 @@ def notes_summary(runs: list[dict]) -> dict[str, int]:
 
 # --- components ----------------------------------------------------------------------------------------------
 def question_components(
-    llm: CachedLLM, draws: dict[str, list], stores: Path, wanted: set[str], log: Callable[[str], None]
+    llm: CachedLLM,
+    draws: dict[str, list],
+    stores: Path,
+    wanted: set[str],
+    log: Callable[[str], None],
+    keep: Callable[[dict[str, Any]], None],
 ) -> dict[str, Any]:
-    """Analyzer (every text mode), hybrid and free planner on each question set."""
+    """Analyzer (every text mode), hybrid and free planner on each question set. The sets' questions are taken in
+    turn, in proportion, and `keep` gets the report after each question, so a run cut short is a fair part of
+    both halves."""
+    memories: dict[str, Memory] = {}
+    sums = {
+        split: {"base": [], "runs": {}, "audit": {"cues_not_in_question": 0, "examples": [], "raw_guesses": 0}}
+        for split in draws
+    }
     report: dict[str, Any] = {}
-    for split, pairs in draws.items():
-        memories: dict[str, Memory] = {}
-        base, runs, audit = [], {}, {"cues_not_in_question": 0, "examples": [], "raw_guesses": 0}
-        for number, (sample, q) in enumerate(pairs, 1):
-            if sample.sample_id not in memories:
-                memories[sample.sample_id] = rules_store(stores, sample)
-            memory = memories[sample.sample_id]
-            memory._llm = llm
-            rules = recall_at(memory, sample, q)
-            base.append(rules)
-            if "analyzer" in wanted:
-                for mode in TEXT_MODES:
-                    LLMQueryAnalyzer.text_mode = mode
-                    llm.raw.clear()
-                    run = recall_at(memory, sample, q, analyzer="llm")
-                    if mode != TEXT_MODES[0]:
-                        run["calls"] = []  # the reply came from the cache: its cost is the first mode's
-                    else:
-                        extra = not_in_question(run["cues"], q.text, set(rules["cues"].concepts))
-                        audit["cues_not_in_question"] += len(extra)
-                        audit["examples"] += [f"{q.text} -> {e}" for e in extra][:3]
-                        audit["raw_guesses"] += sum(raw_guesses(r, q.text) for r in llm.raw)
-                    runs.setdefault(f"analyzer:{mode}", []).append(run)
-                LLMQueryAnalyzer.text_mode = TEXT_MODES[0]
-            for planner in ("planner", "planner-free"):
-                if planner in wanted:
-                    name = "llm" if planner == "planner" else "llm-free"
-                    runs.setdefault(planner, []).append(recall_at(memory, sample, q, planner=name))
-            log(f"{split} {number}/{len(pairs)}")
-        for memory in memories.values():
-            memory.close()
-        report[split] = {
-            name: {
-                **compare(base, rs),
-                **costs([c for r in rs for c in r["calls"]], len(rs)),
-                **notes_summary(rs),
-            }
-            for name, rs in runs.items()
-        }
-        if "analyzer" in wanted:
-            report[split]["analyzer_audit"] = {**audit, "examples": audit["examples"][:8]}
+    order = sorted((i / len(pairs), split, i) for split, pairs in draws.items() for i in range(len(pairs)))
+    for number, (_, split, i) in enumerate(order, 1):
+        sample, q = draws[split][i]
+        if sample.sample_id not in memories:
+            memories[sample.sample_id] = rules_store(stores, sample)
+        memory = memories[sample.sample_id]
+        memory._llm = llm
+        one_question(llm, memory, sample, q, wanted, sums[split])
+        report[split] = summary(sums[split], wanted)
+        log(f"{number}/{len(order)} ({split} {len(sums[split]['base'])}/{len(draws[split])})")
+        keep(report)
+    for memory in memories.values():
+        memory.close()
     return report
+
+
+def one_question(llm: CachedLLM, memory: Memory, sample: Sample, q: Question, wanted: set[str], acc: dict) -> None:
+    """One question by the rules and by each wanted component, added to its set's runs and analyzer audit."""
+    rules = recall_at(memory, sample, q)
+    acc["base"].append(rules)
+    runs, audit = acc["runs"], acc["audit"]
+    if "analyzer" in wanted:
+        for mode in TEXT_MODES:
+            LLMQueryAnalyzer.text_mode = mode
+            llm.raw.clear()
+            run = recall_at(memory, sample, q, analyzer="llm")
+            if mode != TEXT_MODES[0]:
+                run["calls"] = []  # the reply came from the cache: its cost is the first mode's
+            else:
+                extra = not_in_question(run["cues"], q.text, set(rules["cues"].concepts))
+                audit["cues_not_in_question"] += len(extra)
+                audit["examples"] += [f"{q.text} -> {e}" for e in extra][:3]
+                audit["raw_guesses"] += sum(raw_guesses(r, q.text) for r in llm.raw)
+            runs.setdefault(f"analyzer:{mode}", []).append(run)
+        LLMQueryAnalyzer.text_mode = TEXT_MODES[0]
+    for planner in ("planner", "planner-free"):
+        if planner in wanted:
+            name = "llm" if planner == "planner" else "llm-free"
+            runs.setdefault(planner, []).append(recall_at(memory, sample, q, planner=name))
+
+
+def summary(acc: dict, wanted: set[str]) -> dict[str, Any]:
+    """One set's figures so far: per component recall against the rules, costs and notes; the analyzer audit."""
+    out: dict[str, Any] = {
+        name: {**compare(acc["base"], rs), **costs([c for r in rs for c in r["calls"]], len(rs)), **notes_summary(rs)}
+        for name, rs in acc["runs"].items()
+    }
+    if "analyzer" in wanted:
+        out["analyzer_audit"] = {**acc["audit"], "examples": acc["audit"]["examples"][:8]}
+    return out
 
 
 def slice_questions(sample: Sample, conv: Conversation) -> list[Question]:
@@ -226,11 +269,11 @@ def slice_questions(sample: Sample, conv: Conversation) -> list[Question]:
     return [q for q in sample.questions if q.category in ASKED_CATEGORIES and q.gold and set(q.gold) <= turns]
 
 
-def two_ways(
-    llm: CachedLLM, sample: Sample, turns: int, tmp: Path, ways: tuple[str, str], run: Callable[..., Any], prefix=""
+def ways_compared(
+    llm: CachedLLM, sample: Sample, turns: int, tmp: Path, ways: tuple[str, ...], run: Callable[..., Any], prefix=""
 ) -> dict[str, Any]:
-    """The slice in a fresh store per way (rules first, then the model): `run` gives that way's figures and recall
-    over the slice's questions; the two recalls are compared."""
+    """The slice in a fresh store per way (the rules' way first): `run` gives that way's figures and recall over
+    the slice's questions; each later way's recall is compared with the first's."""
     conv = head(sample, turns)
     questions = slice_questions(sample, conv)
     out: dict[str, Any] = {"turns": sum(len(s.turns) for s in conv.sessions), "questions": len(questions)}
@@ -240,22 +283,42 @@ def two_ways(
         memory._llm = llm
         out[way], results[way] = run(memory, conv, questions, way)
         memory.close()
-    out["recall"] = compare(results[ways[0]], results[ways[1]])
+    for way in ways[1:]:
+        out[f"recall:{way}"] = compare(results[ways[0]], results[way])
     return out
 
 
-def extraction(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, Any]:
-    """The slice ingested by the model and by the rules; recall over the slice's questions with rules recall."""
+def extraction(llm: CachedLLM, sample: Sample, turns: int, tmp: Path, ways: tuple[str, ...]) -> dict[str, Any]:
+    """The slice ingested by the rules and by the model's ways: `llm` (cues and extra memories), `llm:N` (an extra
+    memory must add N words), `llm-cues` (cues only); recall over the slice's questions against the rules'."""
+    from ripplecli.extract.llm import LLMExtractor
 
-    def run(memory: Memory, conv: Conversation, questions: list[Question], name: str) -> tuple[dict, list]:
-        started = time.perf_counter()
-        memory.ingest_conversations([conv], label="slice", extractor=name)
+    def run(memory: Memory, conv: Conversation, questions: list[Question], way: str) -> tuple[dict, list]:
+        LLMExtractor.extra_memories = way != "llm-cues"
+        LLMExtractor.min_new_words = int(way.partition(":")[2] or 1)
+        started, asked = time.perf_counter(), len(llm.made)
+        memory.ingest_conversations([conv], label="slice", extractor="rules" if way == "rules" else "llm")
         seconds = time.perf_counter() - started
-        stages = dict(memory.store.con.execute("SELECT stage, count(*) FROM failures GROUP BY stage").fetchall())
+        calls = costs(llm.made[asked:], 1) if way != "rules" else {}
+        LLMExtractor.extra_memories, LLMExtractor.min_new_words = True, 1
+        con = memory.store.con
+        stages = dict(con.execute("SELECT stage, count(*) FROM failures GROUP BY stage").fetchall())
+        gated = con.execute(
+            "SELECT split_part(split_part(error, ' rejected', 1), ':', 1), count(*) FROM failures"
+            " WHERE stage = 'extract:gate' GROUP BY 1"
+        ).fetchall()
+        made = dict(con.execute("SELECT extractor, count(*) FROM memories GROUP BY extractor").fetchall())
+        cues = {t: memory.store.count(t) for t in ("memory_persons", "memory_locations", "memory_cues")}
         results = [recall_at(memory, sample, q) for q in questions]
-        return {"memories": memory.store.count("memories"), "ingest_seconds": round(seconds, 1), **stages}, results
+        figures = {"memories": made, "cues": cues, "ingest_seconds": round(seconds, 1), **stages, **calls}
+        return {**figures, "gated": {_gate_kind(k): n for k, n in gated}}, results
 
-    return two_ways(llm, sample, turns, tmp, ("rules", "llm"), run, prefix="extract-")
+    return ways_compared(llm, sample, turns, tmp, ("rules", *ways), run, prefix="extract-")
+
+
+def _gate_kind(error_head: str) -> str:
+    """'person', 'location', 'concept', 'time' or 'memory not kept' from a gate row's error."""
+    return error_head.split(" ")[0] if not error_head.startswith("memory not kept") else "memory not kept"
 
 
 def cable(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, Any]:
@@ -277,7 +340,7 @@ def cable(llm: CachedLLM, sample: Sample, turns: int, tmp: Path) -> dict[str, An
         edges = memory.store.con.execute("SELECT count(*) FROM edges WHERE channel = 'antecedent'").fetchone()[0]
         return {"links": edges, "seconds": round(seconds, 1), "memories": report.memories, **costs(calls, 1)}, results
 
-    return two_ways(llm, sample, turns, tmp, ("cable", "cable-llm"), run)
+    return ways_compared(llm, sample, turns, tmp, ("cable", "cable-llm"), run)
 
 
 def main() -> None:
@@ -290,10 +353,12 @@ def main() -> None:
     parser.add_argument("--conversation", default="conv-30", help="extraction and CABLE slice")
     parser.add_argument("--turns", type=int, default=150, help="extraction slice")
     parser.add_argument("--cable-turns", type=int, default=60)
+    parser.add_argument("--extract-ways", default="llm,llm-cues", help="model ways: llm, llm:N (words), llm-cues")
     parser.add_argument("--components", default=",".join(COMPONENTS))
     parser.add_argument("--stores", type=Path, default=Path(tempfile.gettempdir()) / "ripple-bench-components")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
+    parser.add_argument("--replies", type=Path, default=None, help="keep the model's replies here and replay them")
     args = parser.parse_args()
     wanted = set(args.components.split(","))
     started = time.perf_counter()
@@ -302,7 +367,7 @@ def main() -> None:
         print(f"[{time.perf_counter() - started:6.0f}s] {line}", flush=True)
 
     model = LlamaCppLLM(args.model, ModelOptions(n_ctx=4096, max_tokens=512, n_threads=args.threads))
-    llm = CachedLLM(model)
+    llm = CachedLLM(model, args.replies)
     samples = load_samples(args.data, [*TUNING, *HELD_OUT])
     report: dict[str, Any] = {
         "model": args.model.name,
@@ -316,10 +381,16 @@ def main() -> None:
         "held_out": draw(samples, HELD_OUT, args.held_out, args.seed),
     }
     (sample,) = [s for s in samples if s.sample_id == args.conversation]
+
+    def keep_questions(part: dict[str, Any]) -> None:
+        """The question stage so far, saved: a run stopped early keeps what it measured."""
+        report["questions"] = part
+        save(report, args.out, started)
+
     with tempfile.TemporaryDirectory(prefix="ripple-bench-components-") as tmp:
         stages: dict[str, Callable[[], dict[str, Any]]] = {
-            "questions": lambda: question_components(llm, draws, args.stores, wanted, log),
-            "extract": lambda: extraction(llm, sample, args.turns, Path(tmp)),
+            "questions": lambda: question_components(llm, draws, args.stores, wanted, log, keep_questions),
+            "extract": lambda: extraction(llm, sample, args.turns, Path(tmp), tuple(args.extract_ways.split(","))),
             "cable": lambda: cable(llm, sample, args.cable_turns, Path(tmp)),
         }
         for stage, run in stages.items():
@@ -330,6 +401,7 @@ def main() -> None:
             except Exception as exc:  # a later stage's crash must not lose the earlier stages' figures
                 report[stage] = {"error": f"{type(exc).__name__}: {exc}"}
             log(f"{stage} done")
+            report["replayed_calls"] = llm.replayed
             save(report, args.out, started)
     print(json.dumps(report, indent=2, default=str))
 
