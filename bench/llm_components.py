@@ -23,6 +23,7 @@ import random
 import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from ripplecli.eval.metrics import evidence_recall
 from ripplecli.extract.timewords import names, states_time
 from ripplecli.model import Conversation, Session
 from ripplecli.recall.llm_query import TEXT_MODES, LLMQueryAnalyzer
-from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions
+from ripplecli.runtime.llm import LlamaCppLLM, LLMOutputError, ModelOptions
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
@@ -72,21 +73,30 @@ class CachedLLM:
         """The model's reply, from the cache when this exact request was made before."""
         key = hashlib.sha256(json.dumps([self.llm.path.name, messages, schema], sort_keys=True).encode()).hexdigest()
         if key not in self.cache:
-            started = time.perf_counter()
-            reply = self.llm.generate_json(messages, schema)  # a model error raises here: errors are not kept
-            seconds = round(time.perf_counter() - started, 3)
-            self.cache[key] = {"key": key, "reply": reply, "usage": self.llm.last_usage, "seconds": seconds}
-            if self.replies:
-                with self.replies.open("a", encoding="utf-8") as out:
-                    out.write(json.dumps(self.cache[key]) + "\n")
+            self._ask(key, messages, schema)
         elif key in self.stored:
             self.replayed += 1
         entry = self.cache[key]
         self.last_usage = tuple(entry["usage"]) if entry["usage"] else None
         tokens_in, tokens_out = entry["usage"] or (0, 0)
         self.made.append({"tokens_in": tokens_in, "tokens_out": tokens_out, "seconds": entry["seconds"]})
+        if "error" in entry:  # the model answered, but not with JSON of the schema: replayed as the same error
+            raise LLMOutputError(entry["error"], entry["raw"])
         self.raw.append(entry["reply"])
         return entry["reply"]
+
+    def _ask(self, key: str, messages, schema) -> None:
+        """Call the model and keep its reply, or its output error, in the cache (and the replies file)."""
+        started = time.perf_counter()
+        try:
+            entry: dict[str, Any] = {"reply": self.llm.generate_json(messages, schema)}
+        except LLMOutputError as exc:
+            entry = {"error": str(exc), "raw": exc.raw}
+        seconds = round(time.perf_counter() - started, 3)
+        self.cache[key] = {"key": key, **entry, "usage": self.llm.last_usage, "seconds": seconds}
+        if self.replies:
+            with self.replies.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(self.cache[key]) + "\n")
 
     def generate_text(self, messages):
         return self.llm.generate_text(messages)
@@ -289,18 +299,20 @@ def ways_compared(
 
 
 def extraction(llm: CachedLLM, sample: Sample, turns: int, tmp: Path, ways: tuple[str, ...]) -> dict[str, Any]:
-    """The slice ingested by the rules and by the model's ways: `llm` (cues and extra memories), `llm:N` (an extra
-    memory must add N words), `llm-cues` (cues only); recall over the slice's questions against the rules'."""
+    """The slice ingested by the rules and by the model's ways: `llm` (the default: persons and places added to the
+    rules' memories), `+concepts` (concepts too), `+memories` (and extra memories; `:N`, they must add N words);
+    recall over the slice's questions against the rules'."""
     from ripplecli.extract.llm import LLMExtractor
 
     def run(memory: Memory, conv: Conversation, questions: list[Question], way: str) -> tuple[dict, list]:
-        LLMExtractor.extra_memories = way != "llm-cues"
+        LLMExtractor.add_concepts = "+concepts" in way
+        LLMExtractor.extra_memories = "+memories" in way
         LLMExtractor.min_new_words = int(way.partition(":")[2] or 1)
         started, asked = time.perf_counter(), len(llm.made)
         memory.ingest_conversations([conv], label="slice", extractor="rules" if way == "rules" else "llm")
         seconds = time.perf_counter() - started
         calls = costs(llm.made[asked:], 1) if way != "rules" else {}
-        LLMExtractor.extra_memories, LLMExtractor.min_new_words = True, 1
+        LLMExtractor.add_concepts, LLMExtractor.extra_memories, LLMExtractor.min_new_words = False, False, 1
         con = memory.store.con
         stages = dict(con.execute("SELECT stage, count(*) FROM failures GROUP BY stage").fetchall())
         gated = con.execute(
@@ -311,7 +323,10 @@ def extraction(llm: CachedLLM, sample: Sample, turns: int, tmp: Path, ways: tupl
         cues = {t: memory.store.count(t) for t in ("memory_persons", "memory_locations", "memory_cues")}
         results = [recall_at(memory, sample, q) for q in questions]
         figures = {"memories": made, "cues": cues, "ingest_seconds": round(seconds, 1), **stages, **calls}
-        return {**figures, "gated": {_gate_kind(k): n for k, n in gated}}, results
+        kinds: Counter[str] = Counter()
+        for head, count in gated:
+            kinds[_gate_kind(head)] += count
+        return {**figures, "gated": dict(kinds)}, results
 
     return ways_compared(llm, sample, turns, tmp, ("rules", *ways), run, prefix="extract-")
 
@@ -353,7 +368,11 @@ def main() -> None:
     parser.add_argument("--conversation", default="conv-30", help="extraction and CABLE slice")
     parser.add_argument("--turns", type=int, default=150, help="extraction slice")
     parser.add_argument("--cable-turns", type=int, default=60)
-    parser.add_argument("--extract-ways", default="llm,llm-cues", help="model ways: llm, llm:N (words), llm-cues")
+    parser.add_argument(
+        "--extract-ways",
+        default="llm,llm-cues",
+        help="model ways: llm, llm:N (words), llm-cues, llm-names (no concepts)",
+    )
     parser.add_argument("--components", default=",".join(COMPONENTS))
     parser.add_argument("--stores", type=Path, default=Path(tempfile.gettempdir()) / "ripple-bench-components")
     parser.add_argument("--threads", type=int, default=2)

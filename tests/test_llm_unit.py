@@ -107,24 +107,41 @@ def memory_fields(d) -> tuple:
 def test_every_turn_keeps_its_rules_memory_and_the_model_only_adds(fake_llm):
     extractor = LLMExtractor(fake_llm(GOOD))
     drafts = extractor.extract(window(TURNS))
-    ruled = [d for d in drafts if d.extractor == "rules"]
-    assert [r[:5] for r in map(memory_fields, ruled)] == [r[:5] for r in rules_of(window(TURNS))]  # text, time kept
-    (extra,) = [d for d in drafts if d.extractor == "llm"]  # "Maya" is what the rules' D1:3 memory does not say
-    assert extra.restatement == "Alice and Maya loved the Louvre." and extra.source_turns == ["D1:3"]
-    assert any("louvre" in c for c in extra.concepts) and "maya" in ruled[2].concepts  # a cue the turns write
-    assert "zed" not in {p for d in drafts for p in d.persons}  # a name the turns never mention is not a cue
+    assert {d.extractor for d in drafts} == {"rules"}  # no model memory beside the rules' ones (measured: they cost)
+    rules = rules_of(window(TURNS))
+    assert [memory_fields(d)[:5] for d in drafts] == [r[:5] for r in rules]  # text, turns and time: the rules'
+    assert [d.concepts for d in drafts] == [d.concepts for d in RulesExtractor().extract(window(TURNS))]
+    assert drafts[0].persons == [*rules[0][5], "maya"]  # the model names Maya, whom D1:1 writes: one more cue
+    assert [d.persons for d in drafts[1:]] == [r[5] for r in rules[1:]]
     rows = [(f["stage"], f["location"], f["error"]) for f in extractor.take_failures()]
     assert rows[0] == (
         "extract:gate",
         "chat D1:1",
         "person 'Zed' rejected: no turn, context turn or speaker of the chat names it",
-    )  # Zed is rejected alone, and recorded; and D1:1's memory, a rewording of the rules' one, is not kept
-    assert ("extract:gate", "chat D1:1", "memory not kept: it says nothing the rules' memories do not") in rows
+    )  # Zed is rejected alone, and recorded; so is each model memory not kept
+    assert ("extract:gate", "chat D1:1", "memory not kept: extra memories are off") in rows
+    assert ("extract:gate", "chat D1:3", "memory not kept: extra memories are off (new words: maya)") in rows
 
 
-def test_a_reply_that_would_replace_or_contradict_the_rules_memory_cannot(fake_llm):
+def test_with_concepts_and_extra_memories_on_only_what_is_new_is_added(fake_llm, monkeypatch):
+    """The switches the bench measures: a concept the turns write goes onto the rules' memory, and the model's
+    memory is kept where it says what the rules' memory does not ("Maya", from D1:1), else recorded."""
+    monkeypatch.setattr(LLMExtractor, "add_concepts", True)
+    monkeypatch.setattr(LLMExtractor, "extra_memories", True)
+    extractor = LLMExtractor(fake_llm(GOOD))
+    drafts = extractor.extract(window(TURNS))
+    ruled = [d for d in drafts if d.extractor == "rules"]
+    assert [r[:5] for r in map(memory_fields, ruled)] == [r[:5] for r in rules_of(window(TURNS))]  # text, time kept
+    (extra,) = [d for d in drafts if d.extractor == "llm"]
+    assert extra.restatement == "Alice and Maya loved the Louvre." and extra.source_turns == ["D1:3"]
+    assert any("louvre" in c for c in extra.concepts) and "maya" in ruled[2].concepts  # a cue the turns write
+    rows = [(f["location"], f["error"]) for f in extractor.take_failures()]
+    assert ("chat D1:1", "memory not kept: it says nothing the rules' memories do not") in rows
+
+
+def test_a_reply_that_would_replace_or_contradict_the_rules_memory_cannot(fake_llm, monkeypatch):
     """The model rewrites D1:1 with a place, a person and a time its turn does not state: the rules' memory stays
-    as the rules wrote it, and each field the model wrote instead is a recorded rejection."""
+    as the rules wrote it, and each field the model wrote instead is a recorded rejection (switches on or off)."""
     rewrite = memory_out(
         "Alice went to Rome with Zed last year.",
         ["D1:1"],
@@ -132,18 +149,22 @@ def test_a_reply_that_would_replace_or_contradict_the_rules_memory_cannot(fake_l
         locations=["Rome"],
         time_range=["2022-01-01", "2022-12-31"],
     )
-    extractor = LLMExtractor(fake_llm({"memories": [rewrite]}))
-    drafts = extractor.extract(window(TURNS[:1]))
-    assert [memory_fields(d) for d in drafts] == rules_of(window(TURNS[:1]))
-    assert {d.extractor for d in drafts} == {"rules"}
-    errors = [f["error"] for f in extractor.take_failures()]
-    assert errors[:2] == [
-        "person 'Zed' rejected: no turn, context turn or speaker of the chat names it",
-        "location 'Rome' rejected: no turn, context turn or speaker of the chat names it",
-    ]
-    assert "time 2022-01-01 … 2022-12-31 rejected: the rules ground it at 2023-05-07" in errors
-    assert errors[-1] == "memory not kept: it says nothing the rules' memories do not"
-    assert any(e.startswith("concept 'rome' rejected") for e in errors)
+    for switched in (False, True):
+        monkeypatch.setattr(LLMExtractor, "add_concepts", switched)
+        monkeypatch.setattr(LLMExtractor, "extra_memories", switched)
+        extractor = LLMExtractor(fake_llm({"memories": [rewrite]}))
+        drafts = extractor.extract(window(TURNS[:1]))
+        assert [memory_fields(d) for d in drafts] == rules_of(window(TURNS[:1]))
+        assert {d.extractor for d in drafts} == {"rules"}
+        errors = [f["error"] for f in extractor.take_failures()]
+        assert errors[:2] == [
+            "person 'Zed' rejected: no turn, context turn or speaker of the chat names it",
+            "location 'Rome' rejected: no turn, context turn or speaker of the chat names it",
+        ]
+        assert "time 2022-01-01 … 2022-12-31 rejected: the rules ground it at 2023-05-07" in errors
+        why = "it says nothing the rules' memories do not" if switched else "extra memories are off"
+        assert errors[-1] == f"memory not kept: {why}"
+        assert any(e.startswith("concept 'rome' not added") for e in errors) == switched
 
 
 def test_each_contradicting_field_is_rejected_alone_and_recorded(fake_llm):
@@ -167,16 +188,21 @@ def test_each_contradicting_field_is_rejected_alone_and_recorded(fake_llm):
         ("extract:gate", "chat D1:3", unnamed),
         ("extract:gate", "chat D1:3", "time 2023-05-08 … 2023-05-08 rejected: the cited turns state no time"),
     ]
-    assert errors[-1][2] == "memory not kept: it says nothing the rules' memories do not"
+    assert errors[-1][2] == "memory not kept: extra memories are off"
 
 
-def test_the_cues_only_extractor_keeps_no_model_memory_and_says_so(fake_llm, monkeypatch):
-    monkeypatch.setattr(LLMExtractor, "extra_memories", False)
-    extractor = LLMExtractor(fake_llm(GOOD))
-    drafts = extractor.extract(window(TURNS))
-    assert {d.extractor for d in drafts} == {"rules"} and "maya" in drafts[2].concepts
+def test_a_name_is_added_only_to_a_turn_it_or_the_two_before_it_write(fake_llm):
+    """A memory citing D1:1 and D1:5 names Maya (said in D1:1): D1:1's rules memory has her, D1:5's does not get
+    her (three turns on), and a place no cited turn's neighbourhood writes is recorded as not added."""
+    texts = [*TURNS, ("Bob", "Sounds fun."), ("Alice", "We walked a lot."), ("Bob", "Did you see Rome too?")]
+    far = memory_out("Alice walked with Maya.", ["D1:1", "D1:5"], persons=["Maya"], locations=["Rome"])
+    extractor = LLMExtractor(fake_llm({"memories": [far]}))
+    drafts = extractor.extract(window(texts))
+    by_turn = {d.source_turns[0]: d for d in drafts}
+    assert "maya" in by_turn["D1:1"].persons and "maya" not in by_turn["D1:5"].persons
+    assert "rome" not in by_turn["D1:5"].locations
     errors = [f["error"] for f in extractor.take_failures()]
-    assert "memory not kept: extra memories are off (new words: maya)" in errors
+    assert "location 'rome' not added: no cited turn or the two before it write it" in errors
 
 
 def test_out_of_window_source_turns_fall_back_to_the_rules(fake_llm):
@@ -270,7 +296,7 @@ def test_ingest_records_extraction_failures_and_counts_them(tmp_path, fake_setti
     assert extractors == {"rules"} and cited == {"D1:1", "D1:2", "D1:3", "D1:4"}
 
 
-def test_ingest_with_valid_model_output_stores_llm_memories(tmp_path, fake_settings, fake_llm):
+def test_ingest_with_valid_model_output_stores_the_rules_memories_and_what_it_adds(tmp_path, fake_settings, fake_llm):
     with Memory(tmp_path / "store") as memory:
         memory.configure(fake_settings)
         memory._llm = fake_llm(GOOD)
@@ -278,10 +304,15 @@ def test_ingest_with_valid_model_output_stores_llm_memories(tmp_path, fake_setti
         rows = memory.store.con.execute("SELECT restatement, extractor FROM memories ORDER BY memory_id").fetchall()
         gated = memory.store.con.execute("SELECT run_id, stage, location, error FROM failures").fetchall()
     assert report.failures == 0  # a rejected field is no fallback
-    assert [r[1] for r in rows].count("rules") == 4 and [r[1] for r in rows].count("llm") == 1  # every turn's own
-    assert not any("HACKED" in r[0] for r in rows if r[1] == "llm")  # the injection turn is only quoted, by the rules
-    assert report.rejected == len(gated) and {g[:3] for g in gated} == {(report.run_id, "extract:gate", "trip D1:1")}
-    assert "'Zed'" in gated[0][3] and "memory not kept" in gated[-1][3]
+    assert [r[1] for r in rows] == ["rules"] * 4  # every turn's own memory, and no model memory beside them
+    persons = memory_persons(tmp_path / "store")
+    assert "maya" in persons[1]  # the model named Maya, whom D1:1 writes (the rules' spaCy read her as a place)
+    assert report.rejected == len(gated) == 3 and {g[:2] for g in gated} == {(report.run_id, "extract:gate")}
+    assert [g[2:] for g in gated] == [
+        ("trip D1:1", "person 'Zed' rejected: no turn, context turn or speaker of the chat names it"),
+        ("trip D1:1", "memory not kept: extra memories are off"),
+        ("trip D1:3", "memory not kept: extra memories are off (new words: maya)"),
+    ]
 
 
 def test_the_ingest_summary_says_how_much_model_output_the_gates_did_not_keep(
@@ -296,6 +327,16 @@ def test_the_ingest_summary_says_how_much_model_output_the_gates_did_not_keep(
     with Memory(tmp_path / "store") as memory:
         gated = memory.store.con.execute("SELECT count(*) FROM failures WHERE stage = 'extract:gate'").fetchone()[0]
     assert gated > 0 and f"{gated} field(s) or memories the local model wrote were not kept" in result.stderr
+
+
+def memory_persons(store: Path) -> dict[int, set[str]]:
+    """Each memory's person cues, as stored."""
+    with Memory(store) as memory:
+        rows = memory.store.con.execute("SELECT memory_id, person FROM memory_persons").fetchall()
+    out: dict[int, set[str]] = {}
+    for mid, person in rows:
+        out.setdefault(mid, set()).add(person)
+    return out
 
 
 def test_ingest_llm_without_a_model_is_one_clear_error(tmp_path, fake_settings):

@@ -143,8 +143,12 @@ class LLMExtractor(FailureLog):
 
     name = "llm"
     needs_llm = True
-    extra_memories = True  # False: the model only adds cues to the rules' memories (the bench compares both)
-    min_new_words = 1  # content words of the turns a model memory must add to the rules' memories to be kept
+    # Measured on a 150-turn slice of a tuning conversation (bench/llm_components.py): adding the model's concepts
+    # or keeping its memories as extra ones lost questions at K = 10; persons and places alone lost none. So both
+    # stay off, switches for the bench to measure again.
+    add_concepts = False
+    extra_memories = False
+    min_new_words = 1  # content words of the turns an extra memory must add to the rules' memories to be kept
 
     def __init__(self, llm: LLM, turns_per_call: int = TURNS_PER_CALL):
         self.llm = llm
@@ -184,7 +188,7 @@ class LLMExtractor(FailureLog):
         something they do not (else a row says why it was not kept)."""
         where = f"{chunk.window.conversation_id} {' '.join(draft.source_turns)}"
         written = set(content_tokens(" ".join(t.turn.text for t in [*chunk.context, *chunk.fresh])))
-        self._add_cues(draft, ruled, {canonical_name(s) for s in chunk.window.speakers}, written, where)
+        self._add_cues(draft, ruled, chunk.window, where)
         own_time = self._rules_time(draft, ruled, where)
         new = sorted((set(content_tokens(draft.restatement)) & written) - _said(ruled))
         if self.extra_memories and len(new) >= self.min_new_words:
@@ -208,22 +212,30 @@ class LLMExtractor(FailureLog):
         draft.time_start, draft.time_end, draft.time_grounded = rules.time_start, rules.time_end, True
         return False
 
-    def _add_cues(self, draft: MemoryDraft, ruled: list[MemoryDraft], speakers: set[str], written: set[str], where):
-        """Persons and places the rules' memories lack (not the chat's speakers: who speaks and is addressed is the
-        rules' call) and concepts the turns write; the rules' own cues all stay."""
-        for kind in ("persons", "locations"):
-            held = {n for r in ruled for n in getattr(r, kind)}
-            added = [n for n in getattr(draft, kind) if n not in speakers and n not in held]
-            for r in ruled:
-                setattr(r, kind, unique([*getattr(r, kind), *added]))
-        held = {c for r in ruled for c in r.concepts}
-        for concept in [c for c in draft.concepts if c not in held]:
-            if not set(content_tokens(concept)) <= written:
-                self._reject(where, f"concept {concept!r} rejected: the turns do not write it", draft)
-                continue
-            for r in ruled:
+    def _add_cues(self, draft: MemoryDraft, ruled: list[MemoryDraft], window: Window, where: str) -> None:
+        """Persons, places and concepts of the model's memory that a rules memory lacks, added to it where its own
+        turn or the two turns before it write them (not the chat's speakers: who speaks and is addressed is the
+        rules' call); the rules' own cues all stay. One the turns near no cited turn write is recorded."""
+        speakers = {canonical_name(s) for s in window.speakers}
+        wanted = {
+            "person": [n for n in draft.persons if n not in speakers and not any(n in r.persons for r in ruled)],
+            "location": [n for n in draft.locations if not any(n in r.locations for r in ruled)],
+            "concept": [c for c in draft.concepts if self.add_concepts and not any(c in r.concepts for r in ruled)],
+        }
+        placed: set[tuple[str, str]] = set()
+        for r in ruled:
+            near = _near(window, r.source_turns[0])
+            words = set(content_tokens(near))
+            for kind, cues in (("person", r.persons), ("location", r.locations)):
+                cues += [n for n in wanted[kind] if names(near, n)]
+                placed |= {(kind, n) for n in wanted[kind] if names(near, n)}
+            for concept in [c for c in wanted["concept"] if set(content_tokens(c)) <= words]:
                 r.concepts.append(concept)
                 r.concept_forms[concept] = draft.concept_forms.get(concept, [concept])
+                placed.add(("concept", concept))
+        for kind, cues in wanted.items():
+            for cue in [c for c in cues if (kind, c) not in placed]:
+                self._reject(where, f"{kind} {cue!r} not added: no cited turn or the two before it write it", draft)
 
     # --- chunks and prompts ------------------------------------------------------------------------
     def chunks(self, window: Window) -> list[Chunk]:
@@ -372,6 +384,13 @@ def _interval(days: list[str] | None) -> tuple[datetime | None, datetime | None]
     if days is None:
         return None, None
     return datetime.combine(_day(days[0]), time.min), datetime.combine(_day(days[1]), time(23, 59, 59))
+
+
+def _near(window: Window, turn_id: str) -> str:
+    """The text of a turn and of the two turns before it in its window: where its cues may come from."""
+    ids = [t.turn.turn_id for t in window.turns]
+    at = ids.index(turn_id)
+    return " ".join(t.turn.text for t in window.turns[max(0, at - CONTEXT_TURNS) : at + 1])
 
 
 def _said(ruled: list[MemoryDraft]) -> set[str]:
