@@ -326,7 +326,7 @@ def test_the_ingest_summary_says_how_much_model_output_the_gates_did_not_keep(
     assert result.exit_code == 0, result.stderr
     with Memory(tmp_path / "store") as memory:
         gated = memory.store.con.execute("SELECT count(*) FROM failures WHERE stage = 'extract:gate'").fetchone()[0]
-    assert gated > 0 and f"{gated} field(s) or memories the local model wrote were not kept" in result.stderr
+    assert gated > 0 and f"{gated} fields or memories the local model wrote were not kept" in result.stderr
 
 
 def memory_persons(store: Path) -> dict[int, set[str]]:

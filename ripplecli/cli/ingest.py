@@ -207,8 +207,9 @@ def ingest(
     rejected = sum(r.rejected for r in reports)
     if rejected:
         err_console.print(
-            f"{rejected:,} field(s) or memories the local model wrote were not kept by its gates; the rules' "
-            "memories stand (each one is a row of the store's failures table, stage extract:gate)",
+            f"{counted(rejected, 'field or memory', 'fields or memories')} the local model wrote "
+            f"{'was' if rejected == 1 else 'were'} not kept by its gates; the rules' memories stand (each one is a row "
+            "of the store's failures table, stage extract:gate)",
             markup=False,
             soft_wrap=True,
         )
