@@ -202,7 +202,7 @@ def test_a_name_is_added_only_to_a_turn_it_or_the_two_before_it_write(fake_llm):
     assert "maya" in by_turn["D1:1"].persons and "maya" not in by_turn["D1:5"].persons
     assert "rome" not in by_turn["D1:5"].locations
     errors = [f["error"] for f in extractor.take_failures()]
-    assert "location 'rome' not added: no cited turn or the two before it write it" in errors
+    assert "location 'rome' not added: no cited turn or the two before it write it as a name" in errors
 
 
 def test_out_of_window_source_turns_fall_back_to_the_rules(fake_llm):

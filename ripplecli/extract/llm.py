@@ -18,6 +18,7 @@ memory is kept there too (stage "extract:gate"), so nothing the model wrote is d
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from typing import Annotated, Any
@@ -219,7 +220,7 @@ class LLMExtractor(FailureLog):
         speakers = {canonical_name(s) for s in window.speakers}
         wanted = {
             "person": [n for n in draft.persons if n not in speakers and not any(n in r.persons for r in ruled)],
-            "location": [n for n in draft.locations if not any(n in r.locations for r in ruled)],
+            "location": [n for n in draft.locations if n not in speakers and not any(n in r.locations for r in ruled)],
             "concept": [c for c in draft.concepts if self.add_concepts and not any(c in r.concepts for r in ruled)],
         }
         placed: set[tuple[str, str]] = set()
@@ -227,15 +228,17 @@ class LLMExtractor(FailureLog):
             near = _near(window, r.source_turns[0])
             words = set(content_tokens(near))
             for kind, cues in (("person", r.persons), ("location", r.locations)):
-                cues += [n for n in wanted[kind] if names(near, n)]
-                placed |= {(kind, n) for n in wanted[kind] if names(near, n)}
+                found = [n for n in wanted[kind] if _proper_name(near, n)]
+                cues += found
+                placed |= {(kind, n) for n in found}
             for concept in [c for c in wanted["concept"] if set(content_tokens(c)) <= words]:
                 r.concepts.append(concept)
                 r.concept_forms[concept] = draft.concept_forms.get(concept, [concept])
                 placed.add(("concept", concept))
         for kind, cues in wanted.items():
             for cue in [c for c in cues if (kind, c) not in placed]:
-                self._reject(where, f"{kind} {cue!r} not added: no cited turn or the two before it write it", draft)
+                why = "no cited turn or the two before it write it as a name"
+                self._reject(where, f"{kind} {cue!r} not added: {why}", draft)
 
     # --- chunks and prompts ------------------------------------------------------------------------
     def chunks(self, window: Window) -> list[Chunk]:
@@ -391,6 +394,14 @@ def _near(window: Window, turn_id: str) -> str:
     ids = [t.turn.turn_id for t in window.turns]
     at = ids.index(turn_id)
     return " ".join(t.turn.text for t in window.turns[max(0, at - CONTEXT_TURNS) : at + 1])
+
+
+def _proper_name(text: str, name: str) -> bool:
+    """The text writes the name as a proper name: as whole words, each capitalised ("Paris", "Door Dash"; not
+    "store", nor "Jon's dance studio"), the way the rules' NER takes persons and places."""
+    words = name.split()
+    pattern = r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)"
+    return any(all(w[:1].isupper() for w in m.group(0).split()) for m in re.finditer(pattern, text, re.IGNORECASE))
 
 
 def _said(ruled: list[MemoryDraft]) -> set[str]:
