@@ -3,12 +3,11 @@
 Every new turn keeps the memory the rules write for it, unchanged in text, time and cues: that restatement is
 what is encoded and searched. The model reads the turns in small chunks (a small model cannot write 40 turns of
 memories within its context), each with the turns just before it as context, under a JSON schema, and its output
-can only add:
-- cues: a person, place or concept its memory names that the rules' memories of the cited turns lack, when the
-  chunk's turns (new or context) write it, goes onto those memories beside the rules' own cues;
-- a memory: the model's restatement is stored as an extra memory only where it says something the rules'
-  memories of its turns do not (content words the chunk's turns write and those memories lack), e.g. the
-  thing a "yes, loved it!" answers; a restatement that only rewords the rules' memory is not stored.
+can only add: a person or place its memory names that the rules' memory of a cited turn lacks goes onto that
+memory beside the rules' own cues, where the turn or one of the two turns before it writes it as a name and it is
+not a speaker of the chat (who speaks and is addressed is the rules' call). Two more additions are switches the
+bench measures, off because they lost questions on a 150-turn slice: the model's concepts, and its restatement
+kept as an extra memory where it says something the rules' memories of its turns do not.
 A chunk whose output fails validation after one retry adds nothing (the rules' memories stand), and the failure
 is kept for the store's `failures` table. A field that contradicts the turns (a person or place no turn, context
 turn or speaker names; a time its cited turns do not state) is rejected alone, and every rejected field or
