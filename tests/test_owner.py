@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import duckdb
@@ -145,7 +144,7 @@ def _owner_speakers(store: Path) -> set[str]:
 
 
 def test_first_ingest_asks_the_owners_name_once_on_a_terminal(cli_store, tmp_path, monkeypatch):
-    monkeypatch.setattr(sys.modules["ripplecli.cli.ingest"], "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr("ripplecli.cli.ingest.stdin_is_terminal", lambda: True)
     chat = write(tmp_path / "sugar.json", OWNER_CHAT)
     result = run("ingest", str(chat), "--store", str(cli_store), "--json", stdin="Alex Doe\n")
     assert result.exit_code == 0, result.stderr
@@ -199,7 +198,7 @@ def test_config_me_and_the_me_option(cli_store, tmp_path):
 
 
 def test_chats_without_owner_turns_are_not_asked_about(cli_store, tmp_path, monkeypatch):
-    monkeypatch.setattr(sys.modules["ripplecli.cli.ingest"], "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr("ripplecli.cli.ingest.stdin_is_terminal", lambda: True)
     chat = write_chat(tmp_path / "plain.json", [session(2, [("Ana", "I like tea.")])])
     result = run("ingest", str(chat), "--store", str(cli_store))
     assert result.exit_code == 0 and "Your name" not in result.output and not result.stderr.strip()

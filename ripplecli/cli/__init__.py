@@ -7,24 +7,34 @@ from typing import Annotated
 import typer
 
 from ripplecli import __version__
-from ripplecli.cli import coercion, lazy_help
-from ripplecli.cli.ask import ask
+from ripplecli.cli import coercion, lazy_commands, lazy_help
 from ripplecli.cli.common import show_flags_as_flags
-from ripplecli.cli.config import config_app
-from ripplecli.cli.eval import eval_app
-from ripplecli.cli.graph import graph_app
-from ripplecli.cli.ingest import ingest
-from ripplecli.cli.link import link_app
-from ripplecli.cli.manage import doctor, export, forget, import_
-from ripplecli.cli.mcp import mcp
-from ripplecli.cli.memories import memories_app, show
-from ripplecli.cli.models import models
+
+# Every command, in the order help lists them: name -> its function or sub-app ("module:attr"). A command's module
+# is imported, and typer builds it, only when that command is used (lazy_commands); `--help` reads the docstrings.
+COMMANDS = {
+    "ingest": "ripplecli.cli.ingest:ingest",
+    "ask": "ripplecli.cli.ask:ask",
+    "show": "ripplecli.cli.memories:show",
+    "forget": "ripplecli.cli.manage:forget",
+    "export": "ripplecli.cli.manage:export",
+    "import": "ripplecli.cli.manage:import_",
+    "doctor": "ripplecli.cli.manage:doctor",
+    "mcp": "ripplecli.cli.mcp:mcp",
+    "models": "ripplecli.cli.models:models",
+    "graph": "ripplecli.cli.graph:graph_app",
+    "link": "ripplecli.cli.link:link_app",
+    "eval": "ripplecli.cli.eval:eval_app",
+    "memories": "ripplecli.cli.memories:memories_app",
+    "config": "ripplecli.cli.config:config_app",
+}
 
 show_flags_as_flags()
 lazy_help.install()
 coercion.install()
 app = typer.Typer(
     name="ripple",
+    cls=lazy_commands.group(COMMANDS),
     help="ripple: a local-first memory for your conversations, with associative recall.",
     no_args_is_help=True,
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish and PowerShell
@@ -46,22 +56,6 @@ def _root(
     ] = False,
 ) -> None:
     """ripple: a local-first memory for your conversations, with associative recall."""
-
-
-app.command("ingest")(ingest)
-app.command("ask")(ask)
-app.add_typer(graph_app, name="graph")
-app.add_typer(link_app, name="link")
-app.add_typer(eval_app, name="eval")
-app.add_typer(memories_app, name="memories")
-app.command("show")(show)
-app.command("forget")(forget)
-app.command("export")(export)
-app.command("import")(import_)
-app.command("doctor")(doctor)
-app.command("mcp")(mcp)
-app.command("models")(models)
-app.add_typer(config_app, name="config")
 
 
 def main() -> None:
