@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 
@@ -27,9 +28,28 @@ STOPWORDS = frozenset(
 # Chinese, Japanese and Korean script: written without spaces between words (Korean with spaces between phrases).
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _LETTERS = "a-z0-9\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f\u0370-\u03ff\u0400-\u04ff"  # Latin, Greek, Cyrillic
-_TOKEN = re.compile(rf"[{_CJK}]+|[{_LETTERS}]+(?:['’][a-z]+)?")
-_IS_CJK = re.compile(rf"[{_CJK}]")
+# What _token_pattern matches in ASCII text (no CJK, no other letters, no ’): text that is ASCII once lower-cased,
+# most questions and turns, is split by this one instead, so the script-wide classes (compiled in ~4 ms, each code
+# point of their ranges marked one by one) are compiled only when a text needs them.
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 TOKENIZER_VERSION = 2  # bump when tokens change: saved BM25 indexes of another version are rebuilt
+
+
+@functools.cache
+def _token_pattern() -> re.Pattern[str]:
+    """Word tokens of any script: a run of CJK characters, or of letters and digits with an apostrophe inside."""
+    return re.compile(rf"[{_CJK}]+|[{_LETTERS}]+(?:['’][a-z]+)?")
+
+
+@functools.cache
+def _cjk_pattern() -> re.Pattern[str]:
+    """A CJK character."""
+    return re.compile(rf"[{_CJK}]")
+
+
+def _is_cjk(token: str) -> bool:
+    """Whether a token starts with a CJK character."""
+    return not token.isascii() and _cjk_pattern().match(token) is not None
 
 
 def tokenize(text: str) -> list[str]:
@@ -37,9 +57,12 @@ def tokenize(text: str) -> list[str]:
 
     A run of CJK characters becomes its overlapping character pairs (a single character stays itself): no
     segmenter is needed and a question shares pairs with a memory that says the same words."""
+    lowered = text.lower()
+    if lowered.isascii():
+        return _ASCII_TOKEN.findall(lowered)
     tokens: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
-        if _IS_CJK.match(token):
+    for token in _token_pattern().findall(lowered):
+        if _is_cjk(token):
             tokens += [token[i : i + 2] for i in range(len(token) - 1)] or [token]
         else:
             tokens.append(token.replace("’", "'"))
@@ -61,7 +84,7 @@ def naive_lemma(token: str) -> str:
 
 def content_tokens(text: str) -> list[str]:
     """Naive-lemmatised tokens with stopwords and one-letter tokens removed."""
-    return [naive_lemma(t) for t in tokenize(text) if t not in STOPWORDS and (len(t) > 1 or _IS_CJK.match(t))]
+    return [naive_lemma(t) for t in tokenize(text) if t not in STOPWORDS and (len(t) > 1 or _is_cjk(t))]
 
 
 def cue_key(text: str) -> str:
