@@ -37,13 +37,19 @@ class StoreMap(Mapping):
 
     def prefetch(self, keys: Iterable[Hashable]) -> None:
         """Fetch every key not seen yet, in one query."""
-        todo = [k for k in dict.fromkeys(keys) if k not in self._known and k not in self._absent]
-        if not todo:
-            return
+        todo = self.missing(keys)
+        if todo:
+            self.fill(todo, self._fetch(todo))
+
+    def missing(self, keys: Iterable[Hashable]) -> list[Any]:
+        """The keys not read yet, in order, once each."""
+        return [k for k in dict.fromkeys(keys) if k not in self._known and k not in self._absent]
+
+    def fill(self, asked: list[Any], found: Mapping[Any, Any]) -> None:
+        """Keep what one query found for `asked` (read here or, for maps read together, by the index)."""
         self.queries += 1
-        found = self._fetch(todo)
         self._known.update(found)
-        self._absent.update(k for k in todo if k not in found)
+        self._absent.update(k for k in asked if k not in found)
 
     @property
     def fetched(self) -> int:
@@ -161,17 +167,37 @@ class RecallIndex:
         return self.store is not None
 
     def prefetch(self, ids: Iterable[int] = (), **maps: Iterable[Hashable]) -> None:
-        """Read ahead in batches: every per-memory map for `ids`, and `name=keys` for named maps (eager: no-op)."""
+        """Read ahead in batches: every per-memory map for `ids`, and `name=keys` for named maps (eager: no-op).
+
+        Maps of one table are read together: texts and placed in one query, the three cue maps in another."""
         if not self.lazy:
             return
         ids = list(ids)
         if ids:
-            for name in ("texts", "placed", "concepts_of", "persons_of", "locations_of", "speaker_of", "neighbours"):
+            self._prefetch_rows(ids)
+            for name in ("speaker_of", "neighbours"):
                 maps.setdefault(name, ids)
         for name, keys in maps.items():
             mapping = getattr(self, name)
             if isinstance(mapping, StoreMap):
                 mapping.prefetch(keys)
+
+    def _prefetch_rows(self, ids: list[int]) -> None:
+        """The texts, places and cue sets of `ids` not read yet: one query for the first two, one for the cues."""
+        store, texts, placed = self.store, self.texts, self.placed
+        if isinstance(texts, StoreMap) and isinstance(placed, StoreMap) and store is not None:
+            todo = list(dict.fromkeys([*texts.missing(ids), *placed.missing(ids)]))
+            if todo:
+                found_texts, found_placed = lookups.memory_rows_of(store, todo)
+                texts.fill(todo, found_texts)
+                placed.fill(todo, found_placed)
+        cue_maps = [m for m in (self.concepts_of, self.persons_of, self.locations_of) if isinstance(m, StoreMap)]
+        if store is not None and len(cue_maps) == len(lookups.CUE_COLUMNS):
+            todo = list(dict.fromkeys(k for mapping in cue_maps for k in mapping.missing(ids)))
+            if todo:
+                found = lookups.cue_sets_of(store, todo)
+                for table, mapping in zip(lookups.CUE_COLUMNS, cue_maps, strict=True):  # the tables in map order
+                    mapping.fill(todo, found[table])
 
     def cue_frequency(self, cue: str) -> int:
         """How many memories hold a concept cue."""
