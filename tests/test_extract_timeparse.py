@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import datetime
 
 import pytest
 
-from ripplecli.extract.timeparse import ground_time
+from ripplecli.extract.timeparse import WARM_TEXT, find_expression, ground_time
 
 SESSION = datetime(2023, 5, 8, 13, 56)  # a Monday: "1:56 pm on 8 May, 2023"
 SESSION_DAY = (datetime(2023, 5, 8), datetime(2023, 5, 8, 23, 59, 59), False)
@@ -145,3 +147,14 @@ def test_question_time_past_the_calendar_edge_is_no_range() -> None:
         datetime(2023, 5, 1),
         datetime(2023, 5, 7, 23, 59, 59),
     )
+
+
+@pytest.mark.slow
+def test_warm_loads_dateparser_on_a_turn_the_rules_leave_to_it() -> None:
+    assert find_expression(WARM_TEXT, SESSION) is None  # the rules leave it to dateparser
+    code = (
+        "import sys\nfrom ripplecli.extract import timeparse\n"
+        "timeparse.warm()\nprint('dateparser.search' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True"]

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from ripplecli.cues import STOPWORDS, canonical_name, unique
+from ripplecli.extract import timeparse
 from ripplecli.extract.concepts import TIME_WORDS, extract_concepts
 from ripplecli.extract.nlp import parse
 from ripplecli.extract.resolve import resolve_references
@@ -48,8 +49,9 @@ class RulesExtractor:
         self.name = name
 
     def warm(self) -> None:
-        """Load and run the spaCy pipeline once, so a long-lived server's first write does not pay for it."""
+        """Load and run the spaCy pipeline and dateparser once, so a long-lived server's first write does not pay."""
         parse(["Alex met Maya in Paris yesterday."], [[]])
+        timeparse.warm()
 
     def extract(self, window: Window) -> list[MemoryDraft]:
         """One draft per non-context turn of the window."""
