@@ -9,15 +9,16 @@ import sys
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ripplecli.config import GraphParams, Settings
 from ripplecli.errors import InputError, StoreError
 from ripplecli.files import replace_atomically
 from ripplecli.inputs import parse_memory_id
 from ripplecli.protocols import Encoder
-from ripplecli.store.browse import MemoryFilter
-from ripplecli.store.forget import ForgetPlan
+
+if TYPE_CHECKING:  # browsing and forgetting load when used, not on every ask
+    from ripplecli.store.forget import ForgetPlan
 
 
 class OwnYourData:
@@ -41,7 +42,7 @@ class OwnYourData:
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
         """Memories by person, session, conversation and session date, in id order."""
-        from ripplecli.store.browse import list_memories
+        from ripplecli.store.browse import MemoryFilter, list_memories
 
         if limit is not None and limit < 1:
             raise InputError("--limit must be at least 1")
@@ -74,6 +75,7 @@ class OwnYourData:
         dry_run: bool = False,
     ) -> ForgetPlan:
         """Remove memories and everything derived from them so no file of the store still holds their text."""
+        from ripplecli.store.browse import MemoryFilter
         from ripplecli.store.forget import forget, plan_forget
 
         selection = MemoryFilter(
