@@ -113,6 +113,7 @@ class Store:
         self.read_only = read_only
         self._vectors: Any = None
         self._lexical: Any = None
+        self._meta: dict[str, str] | None = None  # a read-only store's meta, read once (no one writes it meanwhile)
         self.healed: list[str] = []  # what opening for writing finished for an interrupted command
 
     @classmethod
@@ -149,6 +150,7 @@ class Store:
                 self.con.close()
                 Store.open(self.path, create=False).close()
                 self.con = _connect(self.path / DB_FILE, True)
+                self._meta = None
                 return
             schema.migrate(self.con)
             os.chmod(self.path / DB_FILE, 0o600)
@@ -233,7 +235,13 @@ class Store:
         )
 
     def get_meta(self, key: str, default: Any = None) -> Any:
-        """A JSON value from the meta table."""
+        """A JSON value from the meta table (a read-only store reads the whole table once: DuckDB lets no writer in
+        while it is open, and an ask reads five keys)."""
+        if self.read_only:
+            if self._meta is None:
+                self._meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
+            raw = self._meta.get(key)
+            return json.loads(raw) if raw is not None else default
         row = self.con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
         return json.loads(row[0]) if row else default
 
