@@ -1,6 +1,7 @@
 """`ripple ask QUESTION`: associative recall with its trace; `ripple show ID`: one memory in full."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer then reads these annotations as objects; as strings it evaluated
+# each one twice (signature and type hints) every time `ripple ask` ran.
 
 from typing import Annotated
 
