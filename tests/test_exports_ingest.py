@@ -162,6 +162,26 @@ def test_a_folder_ingest_says_what_it_read_and_what_it_passed_over(tmp_path, fak
     ]
 
 
+def test_a_slack_export_in_a_folder_lists_only_its_own_files_as_read(tmp_path):
+    import shutil
+
+    from ripplecli.formats.load import Member, read_input
+
+    folder = tmp_path / "exports"
+    shutil.copytree(FIXTURES / "slack", folder / "slack")
+    shutil.copy(FIXTURES / "chatgpt.json", folder / "chatgpt.json")  # beside the Slack export: not read with it
+    (folder / "slack" / "notes.md").write_text("A note.\n")
+    reading = read_input(folder)
+    assert [c.conversation_id for c in reading.conversations] == ["slack-C01", "slack-D0DM1"]
+    passed = [m for m in reading.members if m.format is None]
+    assert passed == [
+        Member("chatgpt.json", None, "outside the slack export"),
+        Member("slack/notes.md", None, "not JSON"),
+    ]
+    read = [m for m in reading.members if m.format is not None]
+    assert read and all(m.format == "slack" and m.path.startswith("slack/") and not m.passed_over for m in read)
+
+
 def test_a_long_conversation_is_written_in_batches_with_the_same_result(
     tmp_path, fake_settings, fake_extractor, monkeypatch
 ):

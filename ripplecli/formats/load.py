@@ -160,7 +160,7 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
             },
         )
         chosen = fmt if fmt != "auto" else "slack"
-        listed = [Member(path, chosen if path in tree.members else None, "not JSON") for path in paths]
+        listed = [_tree_member(path, chosen, find_root(paths) or "") for path in paths]
         return Reading(FORMATS.load(chosen).parse(tree, name), listed)
     conversations: list[Conversation] = []
     listed = []
@@ -181,6 +181,16 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
             f"{name}: holds no chat export ripple knows ({len(paths)} readable files: {shown or 'none'}); {HELP}"
         )
     return Reading(conversations, listed)
+
+
+def _tree_member(path: str, chosen: str, root: str) -> Member:
+    """A file of an export read as a whole: read when it is JSON inside the export's folder (files beside that
+    folder are not read, so they are not listed as read), otherwise passed over and why."""
+    if not path.endswith(".json"):
+        return Member(path, None, "not JSON")
+    if not path.startswith(root):
+        return Member(path, None, f"outside the {chosen} export")
+    return Member(path, chosen)
 
 
 def detect_format(data: object) -> str:
