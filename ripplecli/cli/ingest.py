@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -28,8 +29,12 @@ from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
 from ripplecli.wording import counted
 
+if TYPE_CHECKING:  # the readers load only when a file is read, not for --help
+    from ripplecli.formats.load import Member
+    from ripplecli.ingest import IngestReport
 
-def _summary(reports: list) -> Table:
+
+def _summary(reports: list[IngestReport]) -> Table:
     """One row per file: what was added, skipped and how long it took."""
     table = rows_table("ingest summary")
     table.caption = (
@@ -58,7 +63,7 @@ def _summary(reports: list) -> Table:
 LISTED_NAMES = 4  # file names shown per format or reason before "… and N more"
 
 
-def bundle_lines(name: str, members: list) -> list[str]:
+def bundle_lines(name: str, members: list[Member]) -> list[str]:
     """For a zip or folder: which of its files were read and as what, and which were passed over and why."""
     read = [m for m in members if m.format]
     passed = [m for m in members if not m.format]
@@ -68,9 +73,9 @@ def bundle_lines(name: str, members: list) -> list[str]:
     return lines
 
 
-def _grouped(members: list, key) -> str:
+def _grouped(members: list[Member], key: Callable[[Member], str | None]) -> str:
     """`notes: a.md, b.md; whatsapp: WhatsApp Chat with Maya.txt`, a few names per group."""
-    groups: dict[str, list[str]] = {}
+    groups: dict[str | None, list[str]] = {}
     for member in members:
         groups.setdefault(key(member), []).append(member.path)
     return "; ".join(f"{what}: {_names(paths)}" for what, paths in groups.items())
