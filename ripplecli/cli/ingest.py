@@ -164,8 +164,9 @@ def ingest(
     notes             .md / .txt you wrote, a memory per paragraph
     native            ripple's own JSON (sessions of speaker + text turns)
 
-    Exports that mark your own messages (ChatGPT's `user`, Claude's `human`, your side of a Telegram or WhatsApp
-    chat) store them under your name: `--me`, else `me` in the config, else asked once on a terminal.
+    Exports that mark your own messages (ChatGPT's `user`, Claude's `human`, your
+    side of a Telegram or WhatsApp chat) store them under your name: `--me`, else
+    `me` in the config, else asked once on a terminal.
 
     A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
     """
