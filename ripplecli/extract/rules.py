@@ -62,20 +62,25 @@ class RulesExtractor:
         jobs = [(i, turn) for i, window in enumerate(windows) for turn in window.turns if not turn.is_context]
         familiar = [[canonical_name(name) for name in windows[i].speakers] for i in range(len(windows))]
         docs = parse([turn.turn.text for _, turn in jobs], [familiar[i] for i, _ in jobs])
+        assistants = [assistants_of(window) for window in windows]  # once a window, not once a turn
         drafts: list[list[MemoryDraft]] = [[] for _ in windows]
         for (index, placed), doc in zip(jobs, docs, strict=True):
-            drafts[index].append(self.draft(doc, placed, windows[index]))
+            drafts[index].append(self.draft(doc, placed, windows[index], assistants[index]))
         return drafts
 
     def restatements(self, windows: Sequence[Window]) -> list[str]:
         """What extract_many will restate, in its order, without parsing: the ingest starts encoding these while
         spaCy loads and parses."""
-        return [restate(p.turn, w.speakers, assistants_of(w))[0] for w in windows for p in w.turns if not p.is_context]
+        texts: list[str] = []
+        for window in windows:
+            assistants = assistants_of(window)  # once a window, not once a turn
+            texts += [restate(p.turn, window.speakers, assistants)[0] for p in window.turns if not p.is_context]
+        return texts
 
-    def draft(self, doc: Any, placed: WindowTurn, window: Window) -> MemoryDraft:
-        """The memory of one parsed turn."""
+    def draft(self, doc: Any, placed: WindowTurn, window: Window, assistants: Collection[str]) -> MemoryDraft:
+        """The memory of one parsed turn; `assistants` are the window's AI speakers (assistants_of)."""
         turn = placed.turn
-        restatement, addressee = restate(turn, window.speakers, assistants_of(window))
+        restatement, addressee = restate(turn, window.speakers, assistants)
         persons = persons_in(doc, turn.speaker, addressee, window)
         start, end, grounded = ground_time(turn.text, placed.timestamp)
         concepts, forms = extract_concepts(doc, window.speakers)
