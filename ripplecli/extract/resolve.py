@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ripplecli.wording import plural_of
+
 # Lower-cased phrase (straight apostrophes, single spaces) -> replacement; {me} is the speaker,
 # {you} the other party and {we} both of them. Verb agreement is fixed only where it is cheap and sure.
 _FIRST_PERSON = {
@@ -175,11 +177,9 @@ def third_person(verb: str) -> str:
     """need -> needs, miss -> misses, try -> tries, go -> goes, have -> has, don't -> doesn't."""
     if _normalise(verb) in _THIRD_PERSON:
         return _THIRD_PERSON[_normalise(verb)].replace("'", "’" if "’" in verb else "'")
-    if verb.endswith(("s", "x", "z", "ch", "sh", "o")):
-        return verb + "es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+    if verb.endswith("o"):
+        return verb + "es"  # go -> goes, where a noun's plural is photos
+    return plural_of(verb)  # the same -s, -es, -ies as a noun's plural
 
 
 def _is_lowercase_pronoun(match: re.Match[str]) -> bool:
