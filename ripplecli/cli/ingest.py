@@ -87,6 +87,15 @@ def _names(paths: list[str]) -> str:
     return shown + (f" and {len(paths) - LISTED_NAMES} more" if len(paths) > LISTED_NAMES else "")
 
 
+def _edited_line(edited: int) -> str:
+    """What the ingest says of messages an export changed since they were stored, in the number they take."""
+    one = edited == 1
+    return (
+        f"{counted(edited, 'message')} changed since {'it was' if one else 'they were'} stored; the stored text is "
+        f"kept (`ripple forget` {'it' if one else 'them'}, then ingest again, to take the new text)"
+    )
+
+
 def stdin_is_terminal() -> bool:
     """Whether a person can answer a question (not a pipe, a script or CI)."""
     return sys.stdin.isatty()
@@ -221,10 +230,4 @@ def ingest(
         )
     edited = sum(r.edited for r in reports)
     if edited:
-        err_console.print(
-            f"{counted(edited, 'message')} changed since {'it was' if edited == 1 else 'they were'} stored; the "
-            f"stored text is kept (`ripple forget` {'it' if edited == 1 else 'them'}, then ingest again, to take the "
-            "new text)",
-            markup=False,
-            soft_wrap=True,
-        )
+        err_console.print(_edited_line(edited), markup=False, soft_wrap=True)
