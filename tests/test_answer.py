@@ -77,6 +77,17 @@ def test_who_is_the_person_named_else_the_speaker() -> None:
     assert typed_answer("Who offered to design a smart Pokeball?", spoken).span == "Sam"
 
 
+def test_who_is_the_person_a_she_points_back_to_not_the_teller() -> None:
+    evidence = [
+        memory(2, "Alex", "She's allergic to shellfish, it's a serious one."),
+        memory(1, "Alex", "Maya had a bad reaction at the reception.", persons=["maya"]),
+    ]
+    answer = typed_answer("Who is allergic to shellfish?", evidence)
+    assert answer.span == "Maya" and answer.citations == [2, 1] and answer.text.endswith("(she: Maya [m1])")
+    alone = [memory(3, "Alex", "She's allergic to shellfish.")]  # nobody earlier to point to: the speaker
+    assert typed_answer("Who is allergic to shellfish?", alone).span == "Alex"
+
+
 def test_how_many_takes_the_count() -> None:
     evidence = [memory(1, "Jordan", "I raised 1,850 dollars, way over the goal.")]
     assert typed_answer("How much money did Jordan raise?", evidence).span == "1,850"

@@ -53,6 +53,7 @@ _CLAUSE = re.compile(r"(?<=[.!?;])\s+|\s+(?:—|–|-)\s+|,\s+(?=(?:but|and|so|b
 _SPEAKER = re.compile(r"^([^:]{1,60}):\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _PRONOUN = re.compile(r"\b(?:she|he|her|him|hers|his)\b", re.IGNORECASE)
+_SUBJECT_PRONOUN = re.compile(r"\b(?:she|he)\b", re.IGNORECASE)
 WEIGH_AT = 20  # for and against are looked for deeper: the reasons against rarely share the question's words
 PRONOUN_REACH = 5  # turns back a "she" or "he" may point
 TIME_BONUS = 2.0  # the memory was said, or tells of something, at the time the question names
@@ -254,6 +255,11 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
             span = pick(asked, clause)
             if span:
                 return answered(asked, span, clause)
+        if asked.type == "who" and (pointed := _pointed_at(asked, best, evidence)):
+            pronoun, name, named_in = pointed
+            found = answered(asked, name, best, [Clause(named_in, "", best.speaker, 0.0, set())])
+            found.text += f" ({pronoun}: {name} [m{named_in.memory_id}])"
+            return found
         if asked.type == "who" and _speaker(asked, best):
             return answered(asked, best.speaker, best)
     if asked.type == "when" and session_stamp(best.evidence):  # no stated time: the turn reports the event itself
@@ -377,6 +383,27 @@ def _who(asked: Question, clause: Clause) -> str | None:
 def _speaker(asked: Question, clause: Clause) -> str | None:
     """The clause's speaker, when the question does not name them: who said or did it."""
     return clause.speaker if clause.speaker.casefold() not in asked.persons else None
+
+
+def _pointed_at(asked: Question, clause: Clause, evidence: list[Evidence]) -> tuple[str, str, Evidence] | None:
+    """The person a "she" or "he" of the clause points back to ("she's allergic to shellfish" after "Maya had a
+    reaction"), and the memory that names them, when the question does not name them: the one who is, not the
+    one who tells of it. Returns (the pronoun, the name, that memory)."""
+    pronoun = _SUBJECT_PRONOUN.search(clause.text)
+    if pronoun is None:
+        return None
+    about = persons_about(evidence).get(clause.evidence.memory_id, set()) - asked.persons
+    here = turn_place(clause.evidence)
+    if len(about) != 1 or here is None:
+        return None
+    name = next(iter(about))
+    earlier = [
+        (place[2], e)
+        for e in evidence
+        if name in e.persons and (place := turn_place(e)) is not None and place[1] == here[1] and place[2] <= here[2]
+    ]
+    named_in = max(earlier, key=lambda pair: pair[0])[1] if earlier else None
+    return (pronoun.group(0).lower(), name.title(), named_in) if named_in else None
 
 
 def _how_many(asked: Question, clause: Clause) -> str | None:
