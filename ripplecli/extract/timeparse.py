@@ -73,8 +73,14 @@ _UNIT = r"(?P<unit>day|week|fortnight|month|year)s?"
 _YEAR = r"(?:19|20)\d\d"
 _ORD = r"(?:st|nd|rd|th)?"
 _FUTURE_CUES = re.compile(
-    r"\b(?:will|shall|gonna|going to|plan(?:ning)? to|hop(?:e|ing) to|about to|upcoming|can['’]t wait"
+    r"\b(?:will|shall|gonna|going to|plan(?:ning)? to|hop(?:e|ing) to|about to|upcoming|can['’]t wait|might(?! have)"
     r"|looking forward|tomorrow|next|soon|(?:am|are|is)\s+going)\b|['’](?:ll|m going|re going)\b",
+    re.IGNORECASE,
+)
+# A past act that arranges something ahead ("I signed up for the 10K on May 17th", "we booked it for June 3rd"):
+# the date belongs to what was arranged, so it is the nearest such day, not the last one.
+_ARRANGED = re.compile(
+    r"\b(?:sign(?:ed)? up|register(?:ed)?|book(?:ed)?|schedul(?:e|ed)|reserv(?:e|ed)|(?:got|bought) tickets?)\b",
     re.IGNORECASE,
 )
 # A day named without a year or a last/next word is past only when its sentence reports (was, went, met…); in
@@ -250,7 +256,7 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
         candidates = [day_span(date(anchor.year + k, month, day)) for k in (-1, 0, 1)]
     except ValueError:
         return None
-    if _unmarked(match, tense):
+    if _unmarked(match, tense) or _ARRANGED.search(sentence_at(match.string, match.start())):
         return _unmarked_pick(match, candidates, anchor)  # "the movers come on May 28th"
     return _pick(candidates, anchor, _relation(None, tense))
 
