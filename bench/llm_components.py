@@ -142,6 +142,8 @@ def recall_at(memory: Memory, sample: Sample, question: Question, **options: Any
         "calls": trace.llm_calls or [],
         "notes": [n for n in notes if n],
         "cues": trace.query_cues,
+        "question": question.text,
+        "wants": [r.planner.target.wants for r in trace.rounds or [] if r.planner.target],
     }
 
 
@@ -175,6 +177,11 @@ def compare(base: list[dict], runs: list[dict]) -> dict[str, Any]:
             sum(r[key] > b[key] + 1e-9 for b, r in zip(base, runs, strict=True)),
             sum(r[key] < b[key] - 1e-9 for b, r in zip(base, runs, strict=True)),
         )
+        out[f"changed@{k}"] = [
+            f"{r['question']} ({b[key]:.2f} -> {r[key]:.2f}, wants {r['wants']})"
+            for b, r in zip(base, runs, strict=True)
+            if abs(r[key] - b[key]) > 1e-9
+        ]
     return out
 
 

@@ -297,6 +297,29 @@ def test_wanted_kind_adds_the_speakers_place_memories_beyond_the_seeds() -> None
     growth = _with_wanted_kind(ctx, Growth())
     assert [s.memory_id for s in growth.support] == [5, 6]  # 2 is a seed already; 8 is Gina's
     assert [s.memory_id for s in growth.shown["wanted place"]] == [5, 6]
+    assert {s.channel for s in growth.support} == {"place"}
+
+
+def test_a_kind_only_a_model_planner_wanted_ranks_after_the_rules_support() -> None:
+    """ "place" judged missing for "What outdoor activities does John enjoy?" may add memories, never displace."""
+    from ripplecli.recall.assembly import PLANNED_KIND
+    from ripplecli.recall.context import Growth, RecallContext
+    from ripplecli.recall.pipeline import _with_wanted_kind
+    from ripplecli.trace import Plan, Round, Target
+
+    index = RecallIndex(version=1, speakers={"john"})
+    index.speaker_of = dict.fromkeys(range(1, 30), "john")
+    for mid in (20, 21):
+        index.locations_of[mid].add("park")
+    cues = QueryCues("What outdoor activities does John enjoy?", persons=["john"])
+    fused = {m: 1.0 / m for m in range(1, 30)}
+    ctx = RecallContext(None, index, None, None, RecallParams(), cues, list(range(1, 13)), fused, None)  # type: ignore[arg-type]
+    planned = Plan("continue", None, [], Target("John: outdoor activities", [], [], [], None, "place"), [], [])
+    rules_support = [Support(m, "activation", 1.0, [1, m]) for m in (25, 26)]
+    growth = _with_wanted_kind(ctx, Growth(list(rules_support), rounds=[Round(1, planned)]))
+    assert {s.channel for s in growth.support[2:]} == {PLANNED_KIND}
+    merged = merge_support(list(range(1, 13)), growth.support)
+    assert merged.index(25) < merged.index(20) and merged.index(26) < merged.index(21)
 
 
 def test_question_time_ranges() -> None:

@@ -17,7 +17,10 @@ SEED_FUSION_K = 5.0  # RRF constant ordering the three views (measured best of 5
 SUPPORT_FUSION_K = 10.0  # RRF constant merging support into the seed ranking below the protected head
 PROTECTED_HEAD = 8  # the best seeds keep their places: support enters below them (dev: K=10 +1.6 pts)
 # CABLE support ranks after the rest: as a peer channel it displaced activation support (dev: 2 questions lost).
-TRAILING_CHANNELS = ("antecedent", "antecedent-nosub")
+# So does a kind of memory that only a model planner judged missing ("place" for "What outdoor activities does
+# John enjoy?"): as a peer channel it displaced the rules' support (1.5B, 16 held-out questions: one lost at K = 10).
+PLANNED_KIND = "planned kind"
+TRAILING_CHANNELS = ("antecedent", "antecedent-nosub", PLANNED_KIND)
 SUPPORT_WEIGHT = 0.5  # RRF weight of new support against the ranked seeds below the head
 CENTRALITY_WEIGHT = 1.0  # RRF weight of the activation ranking when it reorders the seeds (dev: K=10 +4.6 pts)
 CENTRALITY_FUSION_K = 10.0

@@ -15,6 +15,7 @@ from ripplecli.recall.assembly import (
     DAY_DEMOTION,
     DAY_SHARE,
     FOCUS_DEMOTION,
+    PLANNED_KIND,
     SEED_DEPTH,
     SEED_FUSION_K,
     SEED_POOL,
@@ -343,8 +344,9 @@ def _with_wanted_kind(ctx: RecallContext, growth: Growth) -> Growth:
     index = ctx.index
     speaker = ctx.focus_speaker()
     taken = set(ctx.seeds) | {s.memory_id for s in growth.support}
+    channel = wants if ctx.cues.wants else PLANNED_KIND  # a kind only a model planner asked for ranks last
     found = [
-        Support(m, wants, score, [m])
+        Support(m, channel, score, [m])
         for m, score in sorted(ctx.fused.items(), key=lambda pair: (-pair[1], pair[0]))
         if m not in taken and holds(index, m) and speaker in (None, index.speaker_of.get(m))
     ][:WANTED_TOP]
