@@ -34,6 +34,7 @@ class SourceRef:
     text: str
     timestamp: str | None  # the session's date-time
     said_at: str | None = None  # the message's own time (the session's when the export has none)
+    position: int | None = None  # the turn's place in its conversation (exports' turn ids are not numbered)
 
     def to_dict(self) -> Row:
         """The `sources` entry."""

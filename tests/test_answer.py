@@ -88,6 +88,25 @@ def test_who_is_the_person_a_she_points_back_to_not_the_teller() -> None:
     assert typed_answer("Who is allergic to shellfish?", alone).span == "Alex"
 
 
+def test_an_export_whose_turn_ids_are_hashes_is_read_in_chat_order() -> None:
+    """A WhatsApp turn id is a hash: the reply to "Did you book the train to Porto?" is found by its position."""
+    asked = memory(
+        1, "Maya", "Morning! Did you book the train to Porto?", restated="Morning! Did Alex book the train to Porto?"
+    )
+    reply = memory(2, "Alex", "Yes, the 14:30 on Friday. I also found a hostel near the river.")
+    address = memory(3, "Alex", "Rua da Ribeira 12, Porto")
+    ids = (("wa-1c9b67", 0), ("wa-e3b2395", 1), ("wa-94d4", 3))
+    for e, (turn, position) in zip((asked, reply, address), ids, strict=True):
+        e.sources[0].turn_id, e.sources[0].position = turn, position
+    answer = typed_answer("When is Alex's train to Porto?", [address, reply, asked])
+    assert answer.span == "the Friday after 8 May 2023" and 2 in answer.citations
+
+
+def test_a_multi_line_message_is_quoted_on_one_line() -> None:
+    evidence = [memory(1, "Maya", "I adopted a beagle!\nHis name is Pepper.")]
+    assert "\n" not in typed_answer("What dog did Maya adopt?", evidence).text
+
+
 def test_how_many_takes_the_count() -> None:
     evidence = [memory(1, "Jordan", "I raised 1,850 dollars, way over the goal.")]
     assert typed_answer("How much money did Jordan raise?", evidence).span == "1,850"

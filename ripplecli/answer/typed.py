@@ -503,8 +503,13 @@ def source_line(clause: Clause) -> str:
     said = shown_date(session_stamp(e))
     who = f"{clause.speaker}, {said}" if said else clause.speaker
     if e.context is not None:
-        who += f", to {e.context.speaker}'s “{e.context.text}”"
-    return f"{who}: “{clause.text}” [m{e.memory_id}]"
+        who += f", to {e.context.speaker}'s “{one_line(e.context.text)}”"
+    return f"{who}: “{one_line(clause.text)}” [m{e.memory_id}]"
+
+
+def one_line(text: str) -> str:
+    """A multi-line message ("Can you send me the address?\nIt's for my mum") as one line of the answer."""
+    return " ".join(text.split())
 
 
 def weighed(asked: Question, evidence: list[Evidence]) -> Answer:
@@ -574,9 +579,12 @@ def turn_place(e: Evidence) -> tuple[str, str, int] | None:
     conversation, since a store of several chats holds a "session 1" in each."""
     if not e.sources:
         return None
-    match = re.search(r"(\d+)$", e.sources[0].turn_id)
-    session = f"{e.conversation_id}/{e.sources[0].session_id}"
-    return (e.sources[0].speaker, session, int(match.group(1))) if match else None
+    first = e.sources[0]
+    session = f"{e.conversation_id}/{first.session_id}"
+    if first.position is not None:  # a WhatsApp or Telegram turn id is a hash, not a number
+        return first.speaker, session, first.position
+    match = re.search(r"(\d+)$", first.turn_id)
+    return (first.speaker, session, int(match.group(1))) if match else None
 
 
 def persons_about(evidence: list[Evidence]) -> dict[int, set[str]]:
@@ -585,7 +593,7 @@ def persons_about(evidence: list[Evidence]) -> dict[int, set[str]]:
     about: dict[int, set[str]] = {}
     speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
     placed = [(p, e) for e in evidence if (p := turn_place(e)) is not None]
-    ordered = sorted(placed, key=lambda pair: (pair[0], pair[1].memory_id))  # memories of one turn: id, not Evidence
+    ordered = sorted(placed, key=lambda pair: (pair[0][1:], pair[1].memory_id))  # chat order; one turn's by id
     for place, e in ordered:
         named = set(e.persons) - speakers
         if not named and _PRONOUN.search(e.restatement):

@@ -44,8 +44,8 @@ def sources(store: Store, ids: list[int]) -> dict[int, list[SourceRef]]:
     if not ids:
         return found
     rows = queries.memory_sources(store, ids)
-    for mid, turn_id, session_id, speaker, text, stamp, said in rows:
-        found[mid].append(SourceRef(turn_id, session_id, speaker, text, _iso(stamp), _iso(said)))
+    for mid, turn_id, session_id, speaker, text, stamp, said, position in rows:
+        found[mid].append(SourceRef(turn_id, session_id, speaker, text, _iso(stamp), _iso(said), position))
     return found
 
 
