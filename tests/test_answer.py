@@ -50,6 +50,20 @@ def test_when_without_a_stated_time_is_the_session_date() -> None:
     assert typed_answer("When did Melanie paint a sunrise?", evidence).span == "9 June 2023"
 
 
+def test_a_weekday_counted_from_a_day_also_shows_its_date() -> None:
+    from ripplecli.answer.spans import exact_day
+
+    assert exact_day("the Friday after 31 January 2024") == "Friday 2 February 2024"
+    assert exact_day("the Friday before 15 July 2023") == "Friday 14 July 2023"
+    assert exact_day("the Sunday before 7 May 2023") == "Sunday 30 April 2023"  # 7 May 2023 is a Sunday
+    assert exact_day("the week before 9 June 2023") is None and exact_day("7 May 2023") is None
+    evidence = [memory(1, "Jon", "I went to the fair last Friday.", "2023-07-15T10:00:00")]
+    answer = typed_answer("When did Jon go to the fair?", evidence)
+    assert answer.span == "the Friday before 15 July 2023" and answer.text.startswith(
+        "the Friday before 15 July 2023 (Friday 14 July 2023) — Jon"
+    )
+
+
 def test_written_intervals() -> None:
     from ripplecli.extract.timeparse import find_expression
 

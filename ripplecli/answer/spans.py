@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ripplecli.extract.timeparse import COUNTS, MONTHS, find_expression
 
@@ -84,6 +84,30 @@ def time_span(said: str, stamp: datetime | None) -> str:
     if start.date() == end.date() and _MONTH_DAY.search(phrase) and not _YEAR.search(phrase):
         return f"{start.day} {start:%B}"  # "on June 14th": the year is a guess, a birthday recurs
     return written_interval(phrase.lower(), start, end, stamp)
+
+
+_WEEKDAY_FROM = re.compile(
+    rf"^the ({'|'.join(_DAY_NAMES)}) (before|after) (\d{{1,2}}) ([a-z]+) (\d{{4}})$", re.IGNORECASE
+)
+
+
+def exact_day(span: str) -> str | None:
+    """The date a weekday counted from a day names ("the Friday after 31 January 2024" -> "Friday 2 February 2024"),
+    for a person reading the answer; None for any other span."""
+    match = _WEEKDAY_FROM.match(span)
+    month = MONTHS.get(match.group(4).lower()) if match else None
+    if match is None or month is None:
+        return None
+    try:
+        origin = datetime(int(match.group(5)), month, int(match.group(3)))
+    except ValueError:
+        return None
+    step = -1 if match.group(2).lower() == "before" else 1
+    wanted = _DAY_NAMES.index(match.group(1).lower())
+    day = origin + timedelta(days=step)
+    while day.weekday() != wanted:
+        day += timedelta(days=step)
+    return f"{day:%A} {shown_date(day)}"
 
 
 def written_interval(phrase: str, start: datetime, end: datetime, said: datetime | None) -> str:

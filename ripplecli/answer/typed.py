@@ -28,6 +28,7 @@ from ripplecli.answer.phrases import (
 from ripplecli.answer.spans import (
     count_span,
     duration_span,
+    exact_day,
     place_span,
     polarity,
     shown_date,
@@ -493,7 +494,8 @@ def session_stamp(e: Evidence) -> datetime | None:
 def answered(asked: Question, span: str, clause: Clause, extra: list[Clause] | None = None) -> Answer:
     """The answer line: span, then who said it and when, cited."""
     cited = [clause, *(extra or [])]
-    text = f"{span} — {source_line(clause)}"
+    exact = exact_day(span) if asked.type == "when" else None
+    text = f"{span} ({exact}) — {source_line(clause)}" if exact else f"{span} — {source_line(clause)}"
     return Answer("typed", text, list(dict.fromkeys(c.evidence.memory_id for c in cited)), type=asked.type, span=span)
 
 
