@@ -83,12 +83,20 @@ _ADVERBS = "|".join([r"(?:sort|kind)\s+of", *sorted(_ADVERB_WORDS), r"[a-z]+ly"]
 _VERB_AFTER = re.compile(rf"(?:\s+(?:{_ADVERBS})){{0,2}}\s+(?P<verb>[a-z]+(?:n['’]t)?)(?![\w'’-])")
 # Verbs whose third person is not the regular one ("I really have", "I just don't").
 _THIRD_PERSON = {"have": "has", "do": "does", "am": "is", "don't": "doesn't", "haven't": "hasn't"}
-# A modal, an auxiliary, "and" or "or" right before "I": the verb after it keeps its form.
+# A modal or an auxiliary right before "I": the verb after it keeps its form.
 _AUXILIARY_BEFORE = re.compile(
-    r"\b(?:and|or|can|could|will|would|shall|should|may|might|must|did|does|didn['’]t|doesn['’]t|won['’]t|"
+    r"\b(?:can|could|will|would|shall|should|may|might|must|did|does|didn['’]t|doesn['’]t|won['’]t|"
     r"can['’]t|couldn['’]t|wouldn['’]t|shouldn['’]t)\s+$",
     re.IGNORECASE,
 )
+# "and"/"or" right before "I", and the clause before it back to its start: "Maya and I love" is a plural subject
+# (a few words, no verb among them), "her birthday is on June 14th and I want" joins a new clause.
+_JOINED_BEFORE = re.compile(
+    r"(?:^|[.!?;:,]\s*|\b(?:but|so|because|when|if|that|then)\s+)(?P<before>[^.!?;:,]*?)\s*\b(?:and|or)\s+$",
+    re.IGNORECASE,
+)
+_CLAUSE_VERBS = frozenset("i is are was were am be been have has had do did went got get go said".split())
+PLURAL_SUBJECT_WORDS = 3  # "Maya and I", "my wife and I": a subject joined to "I" is this short
 _BASE_ED = frozenset("need feed bleed breed speed heed weed seed proceed succeed exceed embed".split())
 # Past forms (irregular; regular ones end in -ed), forms that do not change, modals, auxiliaries, slang contractions
 # and function words: none of them takes an -s after "I".
@@ -155,10 +163,22 @@ def _verb_after_i(match: re.Match[str]) -> re.Match[str] | None:
     auxiliary ("can I go", "did I say"), nor in "Maya and I love" (a plural subject)."""
     if _normalise(match.group(0)) != "i" or _AUXILIARY_BEFORE.search(match.string, 0, match.start()):
         return None
+    if _joined_to_a_subject(match.string[: match.start()]):
+        return None
     verb = _VERB_AFTER.match(match.string, match.end())
     if verb is None or _PRONOUN.match(match.string, verb.start("verb")) or not is_base_verb(verb.group("verb")):
         return None
     return verb
+
+
+def _joined_to_a_subject(before: str) -> bool:
+    """Whether the "I" that follows this text is part of a plural subject ("Maya and I"): "and"/"or" right before
+    it and, back to the clause's start, a few words without a verb."""
+    joined = _JOINED_BEFORE.search(before)
+    if joined is None:
+        return False
+    words = joined.group("before").lower().split()
+    return len(words) <= PLURAL_SUBJECT_WORDS and not any(w in _CLAUSE_VERBS or w.endswith("ed") for w in words)
 
 
 def is_base_verb(word: str) -> bool:
