@@ -51,10 +51,3 @@ def first_person_at(question: str) -> int | None:
     """Where the question first speaks of its asker ("What did I ask…"), or None when it never does."""
     match = _FIRST_PERSON.search(question)
     return match.start() if match else None
-
-
-def as_owner(question: str, owner: str) -> str:
-    """The question with I/me/my written as the owner's name, as the memories' restatements are."""
-    from ripplecli.extract.resolve import resolve_references
-
-    return resolve_references(question, owner, None)

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from ripplecli.cues import STOPWORDS, canonical_name, content_tokens, match_cues, tokenize
-from ripplecli.owner import as_owner, first_person_at
+from ripplecli.owner import first_person_at
 from ripplecli.recall.index import RecallIndex
 from ripplecli.registry import QUERY_ANALYZERS  # noqa: F401  (its registry, kept importable from here)
 
@@ -242,3 +242,10 @@ class RulesQueryAnalyzer:
             many=wants_many(question),
             said_on=said_on(question),
         )
+
+
+def as_owner(question: str, owner: str) -> str:
+    """The question with I/me/my written as the owner's name, as the memories' restatements are."""
+    from ripplecli.extract.resolve import resolve_references
+
+    return resolve_references(question, owner, None)
