@@ -199,6 +199,19 @@ def test_llm_verifier_rejects_shared_topic_and_falls_back_on_failure(fake_llm):
     assert fallback.failures[0]["stage"] == "cable:verify"
 
 
+def test_llm_verifier_cannot_link_another_speakers_memory_or_a_reply_about_the_other(fake_llm):
+    """The model judges the relation; the rules' structural tests still hold (0.5B on 150 turns: 145 -> 108 links)."""
+    cands = [
+        candidate(view(4, "Riley", "Riley's aunt has lymphoma.", ["riley"]), 0.8, 0.5),
+        candidate(view(5, "Jordan", "So sorry, Riley. Your aunt is brave."), 0.8, 0.5),
+        candidate(view(6, "Jordan", "Jordan's aunt has lymphoma.", ["jordan"]), 0.8, 0.5),
+    ]
+    said = {"verdicts": [{"number": n, "relation": "motivation", "confidence": 0.9} for n in (1, 2, 3)]}
+    verdicts = LLMVerifier(fake_llm(said)).verify(LATER, cands, {"jordan", "riley"})
+    assert [v.accepted for v in verdicts] == [False, False, True]
+    assert "speaker" in verdicts[0].reason and "nothing of its speaker" in verdicts[1].reason
+
+
 def test_llm_verifier_judges_the_best_matching_candidates_only_under_a_bounded_schema(fake_llm):
     from ripplecli.graph.verifiers import MAX_SHOWN
 

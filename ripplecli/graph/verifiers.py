@@ -6,7 +6,8 @@ states something of its own (not a reaction to the other person); the memory, th
 share a RARE concept (a word of both memories' concept cues, held by few memories of the store: the tie is
 a specific thing, not a topic); and the query fits the candidate at least as well as the memory itself plus
 a margin, above an absolute floor. The LLM verifier asks the local model for the relation and accepts only
-cause / motivation / enabling event / background / prior state; shared topic alone is rejected.
+cause / motivation / enabling event / background / prior state (shared topic alone is rejected), and only for a
+candidate that passes the first three rules (older, same speaker, a statement of its own).
 """
 
 from __future__ import annotations
@@ -185,9 +186,15 @@ class LLMVerifier(FailureLog):
         return [self._one(memory, c, said.get(i), speakers) for i, c in enumerate(candidates)]
 
     def _one(self, memory: MemoryView, c: Candidate, said: Any, speakers: set[str]) -> Verdict:
-        """Accept an older candidate the model relates by an antecedent relation with enough confidence."""
+        """Accept an older candidate the model relates by an antecedent relation with enough confidence, and that
+        passes the rules' own structural tests (same speaker, a statement of its own): the model judges the
+        relation, it cannot link what the rules know never to be one memory's context."""
         if not older(c.memory, memory):
             return Verdict(False, 0.0, "not older")
+        if same_subject(c.memory, memory) is None:
+            return Verdict(False, 0.0, "not the same speaker")
+        if not about_self(c.memory):
+            return Verdict(False, 0.0, "says nothing of its speaker")
         if said is None or said.relation not in ACCEPTED_RELATIONS:
             return Verdict(False, 0.0, f"model: {said.relation if said else 'no verdict'}")
         if said.confidence < self.min_confidence:
