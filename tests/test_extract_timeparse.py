@@ -39,6 +39,7 @@ def test_yesterday_is_the_whole_previous_day() -> None:
         ("I'm moving next month", days((2023, 6, 1), (2023, 6, 30))),
         ("We went camping this weekend", days((2023, 5, 6), (2023, 5, 7))),
         ("We're going camping this weekend", days((2023, 5, 13), (2023, 5, 14))),
+        ("I'm free this weekend", days((2023, 5, 13), (2023, 5, 14))),
         ("I'll see you on Friday", days((2023, 5, 12), (2023, 5, 12))),
         ("I went there last night", days((2023, 5, 7), (2023, 5, 7))),
         ("I'm busy today", days((2023, 5, 8), (2023, 5, 8))),

@@ -207,6 +207,8 @@ def _weekend(match: re.Match[str], anchor: datetime | None, tense: str) -> Inter
     saturday = anchor.date() + timedelta(days=5 - anchor.weekday())
     saturdays = [saturday + timedelta(weeks=k) for k in (-2, -1, 0, 1, 2)]
     candidates = [days_span(day, day + timedelta(days=1)) for day in saturdays]
+    if (match["rel"] or "").lower() == "this" and _unmarked(match, tense):
+        return candidates[2]  # "I'm free this weekend" said on a Friday: the weekend of the week it is said in
     return _pick(candidates, anchor, _relation(match["rel"], tense))
 
 
