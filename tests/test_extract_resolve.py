@@ -79,6 +79,11 @@ def test_a_verb_after_i_takes_the_names_third_person(text: str, expected: str) -
         ("Is this yours?", "Is this Melanie's?"),
         ("Take care of yourself", "Take care of Melanie"),
         ("We went hiking", "Caroline and Melanie went hiking"),
+        (
+            "Lena and I went there for our anniversary",
+            "Lena and Caroline went there for Lena and Caroline's anniversary",
+        ),
+        ("Lena and I went. Our trip was fun", "Lena and Caroline went. Caroline and Melanie's trip was fun"),
         ("we're close", "Caroline and Melanie are close"),
         ("tell us", "tell Caroline and Melanie"),
         ("our trip", "Caroline and Melanie's trip"),

@@ -95,6 +95,7 @@ _JOINED_BEFORE = re.compile(
     r"(?:^|[.!?;:,]\s*|\b(?:but|so|because|when|if|that|then)\s+)(?P<before>[^.!?;:,]*?)\s*\b(?:and|or)\s+$",
     re.IGNORECASE,
 )
+_JOINED_NAME = re.compile(r"\b([A-Z][a-z]+) and (?:I|me)\b|\b(?:I|me) and ([A-Z][a-z]+)\b")
 _CLAUSE_VERBS = frozenset("i is are was were am be been have has had do did went got get go said".split())
 PLURAL_SUBJECT_WORDS = 3  # "Maya and I", "my wife and I": a subject joined to "I" is this short
 _BASE_ED = frozenset("need feed bleed breed speed heed weed seed proceed succeed exceed embed".split())
@@ -133,7 +134,9 @@ def resolve_references(text: str, speaker: str, other: str | None, we: bool = Tr
     for match in _PRONOUN.finditer(text):
         if match.start() < at:
             continue  # inside a verb already rewritten
-        resolved = _resolved(match, names, other)
+        partner = _partner_before(text, match.start()) if names["we"] else None
+        said_with = {**names, "we": f"{partner} and {speaker}"} if partner else names
+        resolved = _resolved(match, said_with, other)
         pieces += [text[at : match.start()], resolved]
         at = match.end()
         verb = _verb_after_i(match) if resolved != match.group(0) else None
@@ -142,6 +145,14 @@ def resolve_references(text: str, speaker: str, other: str | None, we: bool = Tr
             at = verb.end()
     pieces.append(text[at:])
     return "".join(pieces)
+
+
+def _partner_before(text: str, at: int) -> str | None:
+    """The name joined to "I" earlier in the same sentence ("Lena and I went there for our anniversary"): the "we"
+    after it is the two of them, not the two people chatting."""
+    start = max(text.rfind(mark, 0, at) for mark in ".!?") + 1
+    joined = _JOINED_NAME.search(text, start, at)
+    return next(name for name in joined.groups() if name) if joined else None
 
 
 def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | None) -> str:
