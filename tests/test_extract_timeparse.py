@@ -40,6 +40,8 @@ def test_yesterday_is_the_whole_previous_day() -> None:
         ("We went camping this weekend", days((2023, 5, 6), (2023, 5, 7))),
         ("We're going camping this weekend", days((2023, 5, 13), (2023, 5, 14))),
         ("I'm free this weekend", days((2023, 5, 13), (2023, 5, 14))),
+        ("I took some time off this weekend", days((2023, 5, 6), (2023, 5, 7))),
+        ("I took the train on Friday", days((2023, 5, 5), (2023, 5, 5))),
         ("I'll see you on Friday", days((2023, 5, 12), (2023, 5, 12))),
         ("I went there last night", days((2023, 5, 7), (2023, 5, 7))),
         ("I'm busy today", days((2023, 5, 8), (2023, 5, 8))),

@@ -86,7 +86,11 @@ _ARRANGED = re.compile(
 # A day named without a year or a last/next word is past only when its sentence reports (was, went, met…); in
 # the present tense ("the movers come on May 28th", "dinner on Friday?") it is the nearest such day.
 _PAST_CUES = re.compile(
-    r"\b(?:was|were|did|had|went|got|came|met|been|ago|last|yesterday|used to)\b|\b\w{3,}ed\b", re.IGNORECASE
+    r"\b(?:was|were|did|had|went|got|came|met|been|ago|last|yesterday|used to"
+    r"|took|saw|ate|made|gave|found|left|felt|bought|thought|brought|ran|won|lost|spent|slept|wrote|told|said|knew"
+    r"|drove|flew|swam|began|became|caught|taught|fought|sold|sent|built|paid|heard|held|kept|wore|woke|rode|sang"
+    r"|spoke|stood|threw|grew|drew|forgot|chose|broke|fell)\b|\b\w{3,}ed\b",
+    re.IGNORECASE,
 )
 _FALLBACK_TRIGGER = re.compile(r"\bago\b", re.IGNORECASE)
 _FALLBACK_NOISE = frozenset({"may", "march", "now", "second", "sun", "we", "sat", "today"})
