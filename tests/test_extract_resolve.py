@@ -84,6 +84,7 @@ def test_a_verb_after_i_takes_the_names_third_person(text: str, expected: str) -
             "Lena and Caroline went there for Lena and Caroline's anniversary",
         ),
         ("Lena and I went. Our trip was fun", "Lena and Caroline went. Caroline and Melanie's trip was fun"),
+        ("Thanks and I hope we meet", "Thanks and Caroline hopes Caroline and Melanie meet"),
         ("we're close", "Caroline and Melanie are close"),
         ("tell us", "tell Caroline and Melanie"),
         ("our trip", "Caroline and Melanie's trip"),

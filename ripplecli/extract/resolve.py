@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ripplecli.cues import STOPWORDS
 from ripplecli.wording import plural_of
 
 # Lower-cased phrase (straight apostrophes, single spaces) -> replacement; {me} is the speaker,
@@ -152,7 +153,8 @@ def _partner_before(text: str, at: int) -> str | None:
     after it is the two of them, not the two people chatting."""
     start = max(text.rfind(mark, 0, at) for mark in ".!?") + 1
     joined = _JOINED_NAME.search(text, start, at)
-    return next(name for name in joined.groups() if name) if joined else None
+    name = next(name for name in joined.groups() if name) if joined else None
+    return name if name and name.lower() not in STOPWORDS else None  # not "Thanks and I hope we…"
 
 
 def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | None) -> str:
@@ -189,6 +191,8 @@ def _joined_to_a_subject(before: str) -> bool:
     if joined is None:
         return False
     words = joined.group("before").lower().split()
+    if not words or all(w.strip(",!") in STOPWORDS for w in words):  # "Thanks and I hope": no one is joined
+        return False
     return len(words) <= PLURAL_SUBJECT_WORDS and not any(w in _CLAUSE_VERBS or w.endswith("ed") for w in words)
 
 
