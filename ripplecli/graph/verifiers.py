@@ -87,6 +87,18 @@ def spoken_tokens(body: str) -> frozenset[str]:
     return frozenset(content_tokens(CAPTION.sub("", body)))
 
 
+def structural_rejection(candidate: MemoryView, memory: MemoryView) -> Verdict | None:
+    """The first three rules, which the model verifier keeps too: older, the same speaker, a statement of its own;
+    the rejection of the first that fails, or None."""
+    if not older(candidate, memory):
+        return Verdict(False, 0.0, "not older")
+    if same_subject(candidate, memory) is None:
+        return Verdict(False, 0.0, "not the same speaker")
+    if not about_self(candidate):
+        return Verdict(False, 0.0, "says nothing of its speaker")
+    return None
+
+
 class RulesVerifier:
     """Older, same conversation and speaker, a statement of its own, a rare shared concept, a query fit (no model)."""
 
@@ -103,17 +115,14 @@ class RulesVerifier:
     def _one(self, memory: MemoryView, c: Candidate, speakers: set[str]) -> Verdict:
         """The rules in order, the first failure named."""
         gain = c.query_match - c.own_match
-        if not older(c.memory, memory):
-            return Verdict(False, 0.0, "not older")
-        who = same_subject(c.memory, memory)
-        if who is None:
-            return Verdict(False, 0.0, "not the same speaker")
-        if not about_self(c.memory):
-            return Verdict(False, 0.0, "says nothing of its speaker")
+        rejected = structural_rejection(c.memory, memory)
+        if rejected is not None:
+            return rejected
         if not c.rare:
             return Verdict(False, 0.0, "no rare shared concept")
         if c.query_match < self.floor or gain < self.margin:
             return Verdict(False, 0.0, f"query fit {c.query_match:.2f}, margin {gain:+.2f}")
+        who = memory.speaker  # the candidate's too: structural_rejection checked it
         return Verdict(True, round(c.query_match, 4), f"{who}; shares {', '.join(c.rare)}; margin {gain:+.2f}")
 
 
@@ -189,12 +198,9 @@ class LLMVerifier(FailureLog):
         """Accept an older candidate the model relates by an antecedent relation with enough confidence, and that
         passes the rules' own structural tests (same speaker, a statement of its own): the model judges the
         relation, it cannot link what the rules know never to be one memory's context."""
-        if not older(c.memory, memory):
-            return Verdict(False, 0.0, "not older")
-        if same_subject(c.memory, memory) is None:
-            return Verdict(False, 0.0, "not the same speaker")
-        if not about_self(c.memory):
-            return Verdict(False, 0.0, "says nothing of its speaker")
+        rejected = structural_rejection(c.memory, memory)
+        if rejected is not None:
+            return rejected
         if said is None or said.relation not in ACCEPTED_RELATIONS:
             return Verdict(False, 0.0, f"model: {said.relation if said else 'no verdict'}")
         if said.confidence < self.min_confidence:
