@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from ripplecli.model import Conversation
@@ -15,21 +15,21 @@ ROLE_WORDS = frozenset({"me", "user", "human"})  # what exports call the owner w
 _FIRST_PERSON = re.compile(r"(?<![\w'’])(?:I|i|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)(?![\w'’]|[.\-]\w)")
 
 
+def owner_names(conversations: Sequence[Conversation]) -> Iterator[str]:
+    """The speaker of every owner turn, in order ("User", the account name, "me")."""
+    return (t.speaker for c in conversations for s in c.sessions for t in s.turns if t.role == OWNER)
+
+
 def owner_speaker(conversations: Sequence[Conversation]) -> str | None:
     """The name the export gives the owner's turns ("User", the account name), or None when it marks none."""
-    for conversation in conversations:
-        for session in conversation.sessions:
-            for turn in session.turns:
-                if turn.role == OWNER:
-                    return turn.speaker
-    return None
+    return next(owner_names(conversations), None)
 
 
 def default_owner_name(conversations: Sequence[Conversation]) -> str | None:
     """The name the owner's turns get when `me` is not set: the export's own, a bare role word capitalised
     ("user" -> "User", so a restatement reads "User: … User will …", not "user: … User will …"). A real name
     from any of the exports ("Alex" of a WhatsApp chat) wins over a role word (the notes' "me", ChatGPT's "user")."""
-    names = [t.speaker for c in conversations for s in c.sessions for t in s.turns if t.role == OWNER]
+    names = list(owner_names(conversations))
     name = next((n for n in names if n.casefold() not in ROLE_WORDS), names[0] if names else None)
     if name is None or any(c.isupper() for c in name):
         return name
