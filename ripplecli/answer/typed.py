@@ -393,18 +393,11 @@ def _pointed_at(asked: Question, clause: Clause, evidence: list[Evidence]) -> tu
     pronoun = _SUBJECT_PRONOUN.search(clause.text)
     if pronoun is None:
         return None
-    about = persons_about(evidence).get(clause.evidence.memory_id, set()) - asked.persons
-    here = turn_place(clause.evidence)
-    if len(about) != 1 or here is None:
+    names, named_in = _about(evidence).get(clause.evidence.memory_id, (set(), clause.evidence))
+    about = names - asked.persons
+    if len(about) != 1:
         return None
-    name = next(iter(about))
-    earlier = [
-        (place[2], e)
-        for e in evidence
-        if name in e.persons and (place := turn_place(e)) is not None and place[1] == here[1] and place[2] <= here[2]
-    ]
-    named_in = max(earlier, key=lambda pair: pair[0])[1] if earlier else None
-    return (pronoun.group(0).lower(), name.title(), named_in) if named_in else None
+    return pronoun.group(0).lower(), next(iter(about)).title(), named_in
 
 
 def _how_many(asked: Question, clause: Clause) -> str | None:
@@ -592,19 +585,24 @@ def turn_place(e: Evidence) -> tuple[str, str, int] | None:
 def persons_about(evidence: list[Evidence]) -> dict[int, set[str]]:
     """The persons each memory is about: those it names, or for "she"/"he" without a name, the persons the
     nearest earlier memory of the same session names (within a few turns)."""
-    about: dict[int, set[str]] = {}
+    return {mid: names for mid, (names, _) in _about(evidence).items()}
+
+
+def _about(evidence: list[Evidence]) -> dict[int, tuple[set[str], Evidence]]:
+    """persons_about, with the memory that names them (itself, or the one a "she" was followed back to)."""
+    about: dict[int, tuple[set[str], Evidence]] = {}
     speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
     placed = [(p, e) for e in evidence if (p := turn_place(e)) is not None]
     ordered = sorted(placed, key=lambda pair: (pair[0][1:], pair[1].memory_id))  # chat order; one turn's by id
     for place, e in ordered:
-        named = set(e.persons) - speakers
-        if not named and _PRONOUN.search(e.restatement):
+        named: tuple[set[str], Evidence] = (set(e.persons) - speakers, e)
+        if not named[0] and _PRONOUN.search(e.restatement):
             earlier = [
                 about[o.memory_id]
                 for p, o in ordered
-                if p[1] == place[1] and 0 < place[2] - p[2] <= PRONOUN_REACH and about.get(o.memory_id)
+                if p[1] == place[1] and 0 < place[2] - p[2] <= PRONOUN_REACH and about.get(o.memory_id, (set(),))[0]
             ]
-            named = earlier[-1] if earlier else set()
+            named = earlier[-1] if earlier else (set(), e)
         about[e.memory_id] = named
     return about
 
