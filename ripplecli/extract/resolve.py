@@ -135,9 +135,7 @@ def resolve_references(text: str, speaker: str, other: str | None, we: bool = Tr
     for match in _PRONOUN.finditer(text):
         if match.start() < at:
             continue  # inside a verb already rewritten
-        partner = _partner_before(text, match.start()) if names["we"] else None
-        said_with = {**names, "we": f"{partner} and {speaker}"} if partner else names
-        resolved = _resolved(match, said_with, other)
+        resolved = _resolved(match, names, other)
         pieces += [text[at : match.start()], resolved]
         at = match.end()
         verb = _verb_after_i(match) if resolved != match.group(0) else None
@@ -165,6 +163,9 @@ def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | N
         return found
     if names["we"] is None and "{we}" in template:
         return found
+    partner = _partner_before(match.string, match.start()) if "{we}" in template else None
+    if partner:  # "Lena and I went there for our anniversary"
+        names = {**names, "we": f"{partner} and {names['me']}"}
     if (found == "i" and not _is_lowercase_pronoun(match)) or _is_noun_mine(match):
         return found
     resolved = template.format(**names)
@@ -191,7 +192,7 @@ def _joined_to_a_subject(before: str) -> bool:
     if joined is None:
         return False
     words = joined.group("before").lower().split()
-    if not words or all(w.strip(",!") in STOPWORDS for w in words):  # "Thanks and I hope": no one is joined
+    if not words or all(w in STOPWORDS for w in words):  # "Thanks and I hope": no one is joined
         return False
     return len(words) <= PLURAL_SUBJECT_WORDS and not any(w in _CLAUSE_VERBS or w.endswith("ed") for w in words)
 
