@@ -178,9 +178,10 @@ class LLMExtractor(FailureLog):
             for chunk in self.chunks(window):
                 made += [(index, chunk, draft) for draft in self._extract_chunk(chunk) or []]
         self._add_concepts([draft for _, _, draft in made], windows)
+        ruled = [{d.source_turns[0]: d for d in drafts} for drafts in per_window]  # each turn's rules memory
         for index, chunk, draft in made:
-            ruled = {d.source_turns[0]: d for d in per_window[index]}
-            per_window[index] += self._merge(draft, chunk, [ruled[t] for t in draft.source_turns if t in ruled])
+            of_turns = [ruled[index][t] for t in draft.source_turns if t in ruled[index]]
+            per_window[index] += self._merge(draft, chunk, of_turns)
         return [sorted(drafts, key=lambda d: _order(windows[i], d)) for i, drafts in enumerate(per_window)]
 
     def _merge(self, draft: MemoryDraft, chunk: Chunk, ruled: list[MemoryDraft]) -> list[MemoryDraft]:
