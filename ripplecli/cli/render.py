@@ -41,7 +41,7 @@ def _cues(tree: Tree, cues: Cues) -> None:
     time_range = cues.time_range
     node.add(f"time: {' … '.join(t[:10] for t in time_range) if time_range else '[dim]none[/]'}")
     if cues.said_on:
-        node.add(f"said on: {' … '.join(dict.fromkeys(t[:10] for t in cues.said_on))}")
+        node.add(f"said on: {_days(cues.said_on)}")
     if cues.failure:
         node.add(f"[yellow]model fallback:[/] {inert(cues.failure)}")
 
@@ -160,6 +160,11 @@ def evidence_line(e: Evidence) -> str:
     return f"{e.rank:>2}. m{e.memory_id}{mark} [dim]{inert(where)}[/]  {clip(e.restatement, 80)}{reply}"
 
 
+def _days(times: list[str]) -> str:
+    """The days of an ISO time span, once each: "2023-07-07", or "2023-07-07 … 2023-07-09"."""
+    return " … ".join(dict.fromkeys(t[:10] for t in times))
+
+
 def trace_tree(result: RecallResult) -> Tree:
     """The whole recall trajectory as one tree."""
     trace = result.trace
@@ -177,7 +182,7 @@ def trace_tree(result: RecallResult) -> Tree:
         _sessions(tree, trace.sessions)
     _rounds(tree, trace.rounds or [])
     if trace.day:
-        day = " … ".join(dict.fromkeys(t[:10] for t in trace.day.said_on))
+        day = _days(trace.day.said_on)
         tree.add(
             f"[bold]day[/] · {day}: {trace.day.memories} memories said then; "
             f"what was said on other days ranks {trace.day.others_demoted:g}× further down"
