@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the write path (numpy, graph) and recall load only when use
     from ripplecli.ingest import IngestReport, Progress
     from ripplecli.protocols import LLM, Encoder
     from ripplecli.recall.pipeline import Recaller
+    from ripplecli.runtime.encoders import EncoderLoading
 
 REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
 MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
@@ -62,6 +63,7 @@ class Memory(OwnYourData):
         self.settings = settings_of(self.store.get_meta("settings"))  # what the store was built with
         self.model = model  # a GGUF path; None: $RIPPLE_MODEL or the config file (ripplecli.local_models)
         self._encoder: Encoder | None = None
+        self._encoder_loading: EncoderLoading | None = None
         self._recaller: Recaller | None = None
         self._llm: LLM | None = None
 
@@ -86,10 +88,25 @@ class Memory(OwnYourData):
     def encoder(self):
         """The encoder named in the settings, loaded on first use (never on commands that don't encode)."""
         if self._encoder is None:
-            from ripplecli.runtime.encoders import load_encoder
-
-            self._encoder = load_encoder(self.settings.encoder_backend, self.settings.encoder_model)
+            self._encoder = self._loaded_encoder()
         return self._encoder
+
+    def _loaded_encoder(self) -> Encoder:
+        """The encoder started by load_encoder_soon, else loaded now."""
+        loading, self._encoder_loading = self._encoder_loading, None
+        if loading is not None:
+            return loading.result()
+        from ripplecli.runtime.encoders import load_encoder
+
+        return load_encoder(self.settings.encoder_backend, self.settings.encoder_model)
+
+    def load_encoder_soon(self) -> None:
+        """Start loading the encoder on a second thread, for a command that will encode after other start-up work
+        (imports, reading a file or the store): the two overlap instead of taking turns."""
+        if self._encoder is None and self._encoder_loading is None:
+            from ripplecli.runtime.encoders import EncoderLoading
+
+            self._encoder_loading = EncoderLoading(self.settings.encoder_backend, self.settings.encoder_model)
 
     @encoder.setter
     def encoder(self, encoder) -> None:
@@ -136,6 +153,7 @@ class Memory(OwnYourData):
         `owner`: the name the owner's turns are stored under (default: `me` in the config, else the export's own
         name for them, e.g. "User"); the report says which name was used."""
         path = Path(path)
+        self.load_encoder_soon()  # beside reading and checking the file
         if conversations is None:
             conversations = read_chat(path, fmt)  # checks the turn count itself
         else:
@@ -162,6 +180,7 @@ class Memory(OwnYourData):
         owner: str | None = None,
     ) -> IngestReport:
         """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE."""
+        self.load_encoder_soon()
         chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
         linker = self._linker(links)
         owner = owner_name(conversations, owner)
@@ -245,6 +264,8 @@ class Memory(OwnYourData):
 
         `planner` and `analyzer` ("rules" or "llm") choose independently where the local model is used; a model's
         answer is handed to `stream` piece by piece as it is written."""
+        if mode != "lexical":  # every other mode encodes the question
+            self.load_encoder_soon()
         from ripplecli.answer import answer_for
         from ripplecli.recall.pipeline import Recaller, RecallParams
         from ripplecli.registry import PLANNERS, QUERY_ANALYZERS

@@ -10,7 +10,7 @@ import pytest
 
 from ripplecli.errors import InputError, ModelError
 from ripplecli.runtime import export_onnx as export_module
-from ripplecli.runtime.encoders import load_encoder, model_dir
+from ripplecli.runtime.encoders import EncoderLoading, load_encoder, model_dir
 from ripplecli.runtime.onnx_encoder import OnnxEncoder, _length_batches, encoder_key, ensure_exported
 
 SENTENCES = [
@@ -54,6 +54,39 @@ def test_missing_model_folder_is_named(tmp_path):
     missing = tmp_path / "not-a-model"
     with pytest.raises(ModelError, match="not-a-model"):
         load_encoder("onnx", str(missing))
+
+
+def test_an_encoder_loaded_on_its_own_thread_is_the_one_loaded_directly(shared_cache, monkeypatch):
+    """Through the real ONNX encoder: the background load gives the process's one instance, and its vectors."""
+    monkeypatch.setenv("RIPPLE_CACHE", str(shared_cache))
+    loading = EncoderLoading("onnx", "all-MiniLM-L6-v2")
+    encoder = loading.result()
+    assert encoder is load_encoder("onnx", "all-MiniLM-L6-v2")
+    assert encoder.encode(["Maya started pottery classes."]).shape == (1, encoder.dim)
+
+
+def test_a_failed_background_load_raises_where_the_encoder_is_taken(tmp_path):
+    with pytest.raises(InputError, match="no-such-backend"):
+        EncoderLoading("no-such-backend", "x")  # refused in the caller's thread
+    loading = EncoderLoading("onnx", str(tmp_path / "not-a-model"))
+    with pytest.raises(ModelError, match="not-a-model"):
+        loading.result()
+
+
+def test_a_memory_that_loads_its_encoder_soon_recalls_the_same(store):
+    """Memory.recall starts the encoder's load before its imports and lexical/cue views; the evidence is unchanged."""
+    from ripplecli.api import Memory
+
+    question = "Where is Maya going?"
+    with Memory(store, read_only=True, create=False) as soon:
+        found_soon = soon.recall(question, k=10)
+        assert soon._encoder_loading is None and soon._encoder is not None
+    with Memory(store, read_only=True, create=False) as direct:
+        assert direct.encoder is not None  # loaded before the recall, in this thread
+        found_direct = direct.recall(question, k=10)
+    assert found_soon.evidence and found_soon.trace.seeds
+    assert [e.memory_id for e in found_soon.evidence] == [e.memory_id for e in found_direct.evidence]
+    assert found_soon.trace.seeds == found_direct.trace.seeds
 
 
 def test_packaged_model_resolves_locally():

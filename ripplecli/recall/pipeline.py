@@ -140,8 +140,7 @@ class Recaller:
             trace.note = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
         content = without_speakers(cues.text, index.speakers)  # lexical view's text; the dense view's on short turns
-        vector = self._vector(index, cues.text, content) if "dense" in mode.views or mode.growth != "none" else None
-        views = self._views(mode, cues, vector, params.k, content)
+        views, vector = self._views(mode, index, cues, params.k, content)
         index.prefetch(mid for view in views for mid, _ in view.ranked)
         sessions = Sessions(index)
         if mode.sessions:
@@ -196,16 +195,25 @@ class Recaller:
         blended = self.encoder().encode([content])[0] + NAME_WEIGHT * whole
         return blended / max(float(np.linalg.norm(blended)), 1e-12)
 
-    def _views(self, mode: Mode, cues: QueryCues, vector: np.ndarray | None, k: int, content: str) -> list[ViewHits]:
-        """The seeding views of this mode, each retrieved deep enough to fill K by fusion; `content` is the question
-        without the chat speakers' names (the lexical view's text)."""
+    def _views(
+        self, mode: Mode, index: RecallIndex, cues: QueryCues, k: int, content: str
+    ) -> tuple[list[ViewHits], np.ndarray | None]:
+        """The seeding views of this mode, each retrieved deep enough to fill K by fusion, and the question's vector
+        (None for a mode that needs none); `content` is the question without the chat speakers' names (the lexical
+        view's text). The views without a vector come first: the encoder may still be loading on its own thread."""
         depth = max(k, 50) + 30
         makers = {
-            "dense": lambda: dense_view(self.store, vector, depth),
             "lexical": lambda: lexical_view(self.store, content, depth),
             "cue": lambda: cue_view(self.index(), cues, depth),
         }
-        return [makers[name]() for name in mode.views]
+        made = {name: makers[name]() for name in mode.views if name != "dense"}
+        vector = None
+        if "dense" in mode.views or mode.growth != "none":
+            self.store.vector_index()  # read from disk while the encoder may still be loading
+            vector = self._vector(index, cues.text, content)
+        if "dense" in mode.views:
+            made["dense"] = dense_view(self.store, vector, depth)
+        return [made[name] for name in mode.views], vector
 
     # --- ordering ------------------------------------------------------------------------------
     def _order(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import threading
 from pathlib import Path
 
 from ripplecli.errors import ModelError
@@ -15,15 +16,44 @@ PACKAGED_MODELS: dict[str, str] = {
 }
 
 _loaded: dict[tuple[str, str], Encoder] = {}
+_loading = threading.Lock()  # one load per encoder, whichever thread asks first
 
 
 def load_encoder(backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_ENCODER_MODEL) -> Encoder:
     """The encoder for `backend` and `model`, loaded once per process because loading costs seconds."""
     key = (backend, model)
-    if key not in _loaded:
-        encoder_class = ENCODERS.load(backend)
-        _loaded[key] = encoder_class(model)
-    return _loaded[key]
+    with _loading:
+        if key not in _loaded:
+            encoder_class = ENCODERS.load(backend)
+            _loaded[key] = encoder_class(model)
+        return _loaded[key]
+
+
+class EncoderLoading:
+    """An encoder loading on a second thread while the command goes on: onnxruntime opens its session without
+    holding the GIL, so a cold `ripple ask` imports recall and reads the store meanwhile, and an ingest starts
+    encoding sooner. The backend's module is imported by the caller; only the loading runs beside it."""
+
+    def __init__(self, backend: str, model: str) -> None:
+        ENCODERS.load(backend)  # an unknown backend is refused here, in the caller's thread
+        self._encoder: Encoder | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._load, args=(backend, model), name="ripple-encoder-load")
+        self._thread.start()
+
+    def _load(self, backend: str, model: str) -> None:
+        try:
+            self._encoder = load_encoder(backend, model)
+        except BaseException as exc:  # handed to whoever takes the encoder, as if they had loaded it
+            self._error = exc
+
+    def result(self) -> Encoder:
+        """The loaded encoder (waiting for it), or the error its loading raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._encoder is not None
+        return self._encoder
 
 
 def model_dir(model: str) -> Path:
