@@ -123,6 +123,46 @@ def test_claude_export() -> None:
     assert [s.session_id for s in chat.sessions] == ["2024-04-02", "2024-04-03"]
 
 
+USERS_JSON = '[{"uuid": "u-1", "full_name": "Jane  Doe", "email_address": "jane@example.com"}]'
+
+
+def test_a_claude_export_names_its_owner_from_users_json(tmp_path: Path) -> None:
+    """The zip as Claude sends it: conversations.json beside users.json, whose one user's name the owner's turns get
+    (the export itself calls them "human"); the listing says what users.json was read for."""
+    from ripplecli.formats.load import read_input
+
+    export = tmp_path / "data-2024-04-05.zip"
+    with zipfile.ZipFile(export, "w") as out:
+        out.writestr("conversations.json", (FIXTURES / "claude.json").read_text())
+        out.writestr("users.json", USERS_JSON)
+        out.writestr("projects.json", "[]")
+    reading = read_input(export)
+    (chat,) = reading.conversations
+    assert [(t.speaker, t.role) for t in turns(chat)][:2] == [("Jane Doe", "owner"), ("Claude", "assistant")]
+    formats = {m.path: m.format for m in reading.members}
+    assert formats["users.json"] == "claude account (the owner's name)" and formats["projects.json"] is None
+    unzipped = tmp_path / "unzipped"
+    unzipped.mkdir()
+    (unzipped / "conversations.json").write_text((FIXTURES / "claude.json").read_text())
+    (unzipped / "users.json").write_text(USERS_JSON)
+    (alone,) = read_conversations(unzipped / "conversations.json")  # the file given on its own, users.json beside
+    assert turns(alone)[0].speaker == "Jane Doe"
+
+
+@pytest.mark.parametrize(
+    "users",
+    ["not json", "[]", '[{"full_name": "A"}, {"full_name": "B"}]', '[{"full_name": 7}]', '[{"full_name": "  "}]'],
+)
+def test_a_users_json_that_names_nobody_leaves_the_owner_as_the_export_calls_them(tmp_path: Path, users: str) -> None:
+    (tmp_path / "conversations.json").write_text((FIXTURES / "claude.json").read_text())
+    (tmp_path / "users.json").write_text(users)
+    (chat,) = read_conversations(tmp_path / "conversations.json")
+    assert turns(chat)[0].speaker == "human"
+    if users != "not json":  # in a folder every .json file is read, and a broken one is refused as before
+        (in_folder,) = read_conversations(tmp_path)
+        assert turns(in_folder)[0].speaker == "human"
+
+
 def test_chatgpt_without_current_node_reads_the_newest_leaf() -> None:
     (chat,) = read_conversations(FIXTURES / "chatgpt_tree.json")
     assert (chat.conversation_id, chat.title) == ("67e1-recife", "Recife sugar tour")

@@ -178,6 +178,24 @@ def test_a_real_name_from_one_export_wins_over_the_notes_me(cli_store, tmp_path)
     assert _owner_speakers(cli_store) == {"Alex"}
 
 
+def test_a_claude_zip_stores_the_owner_under_the_account_holders_name(cli_store, tmp_path):
+    """`ripple ingest data.zip` of a Claude export: users.json names the owner, so the store does not say "Human"."""
+    import zipfile
+
+    fixtures = Path(__file__).parent / "fixtures" / "formats"
+    export = tmp_path / "data-2024-04-05.zip"
+    with zipfile.ZipFile(export, "w") as out:
+        out.writestr("conversations.json", (fixtures / "claude.json").read_text())
+        out.writestr("users.json", '[{"uuid": "u-1", "full_name": "Jane Doe", "email_address": "jane@example.com"}]')
+    result = run("ingest", str(export), "--store", str(cli_store))
+    assert result.exit_code == 0, result.stderr
+    assert "claude account (the owner's name): users.json" in result.stderr.replace("\n", " ")
+    assert "stored as 'Jane Doe', the export's name for you" in result.stderr.replace("\n", " ")
+    assert _owner_speakers(cli_store) == {"Jane Doe"}
+    configured = run("ingest", str(export), "--store", str(cli_store), "--me", "Jay")
+    assert configured.exit_code == 0  # the same messages again: nothing new, whatever the owner is called
+
+
 def test_a_bare_role_word_is_capitalised_as_the_default_name(cli_store, tmp_path):
     chat = json.loads(json.dumps(OWNER_CHAT))
     for turn in chat["sessions"][0]["turns"]:

@@ -108,7 +108,7 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
     Asked only on a terminal, and saved as `me`."""
     from ripplecli.api import owner_name
     from ripplecli.local_models import set_config
-    from ripplecli.owner import default_owner_name
+    from ripplecli.owner import ROLE_WORDS, default_owner_name
 
     conversations = [c for _, chats in parsed for c in chats]
     default = default_owner_name(conversations)
@@ -122,10 +122,16 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
         answer = typer.prompt(question, default=default, err=True)  # stderr: `--json` output stays JSON
         set_config("me", answer)
         return " ".join(answer.split()), None
-    hint = (
-        f"ripple: your own messages are stored as '{default}'; to use your name, run "
-        "`ripple config set me NAME` before ingesting"
-    )
+    if default.casefold() in ROLE_WORDS:
+        hint = (
+            f"ripple: your own messages are stored as '{default}'; to use your name, run "
+            "`ripple config set me NAME` before ingesting"
+        )
+    else:  # a name the export gives its owner (a WhatsApp chat's other side, Claude's users.json)
+        hint = (
+            f"ripple: your own messages are stored as '{default}', the export's name for you; "
+            "`ripple config set me NAME` before ingesting chooses another"
+        )
     return default, hint
 
 

@@ -3,15 +3,18 @@
 Each has a `uuid`, a `name` (its title) and `chat_messages` in order, each with its own `uuid`, `sender`
 (`human` or `assistant`), `created_at` and either `content` blocks (the text ones are read; tool calls and
 results are skipped) or a plain `text`. Attached files' extracted text is not read: it is the file, not the chat.
-The assistant's messages are spoken by "Claude".
+The assistant's messages are spoken by "Claude". The export's `users.json`, beside `conversations.json`, names the
+account holder (`full_name`): the owner's turns carry that name rather than "human" when it is there.
 Messages that name a `parent_message_uuid` form a tree (an edited prompt or a retried answer starts a branch):
 only the branch the page shows is read, from `current_leaf_message_uuid` or else the newest leaf.
 """
 
 from __future__ import annotations
 
+import json
+
 from ripplecli.formats.days import Dated, by_day, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Unique, clean_text, located, quote
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"human": "owner", "user": "owner", "assistant": "assistant"}
@@ -116,5 +119,26 @@ def _time(message: Node):
     return parsed[0]
 
 
+def account_name(raw: bytes) -> str | None:
+    """The account holder's `full_name` from `users.json` when it names exactly one user; None for anything else
+    (the file is not a chat: a damaged or unexpected one leaves the owner's turns as "human", it refuses nothing)."""
+    try:
+        users = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if isinstance(users, dict):
+        users = [users]
+    if not isinstance(users, list) or len(users) != 1 or not isinstance(users[0], dict):
+        return None
+    name = users[0].get("full_name")
+    if not isinstance(name, str):
+        return None
+    return " ".join(clean_text(name).split())[:NAME_LIMIT] or None
+
+
+NAME_LIMIT = 100  # characters of a full name kept (a name, not a paragraph)
+
 # Claude.ai export conversations: recognised by "chat_messages"
-FORMAT = ChatFormat("chat_messages", parse_claude, label="a Claude export")
+FORMAT = ChatFormat(
+    "chat_messages", parse_claude, label="a Claude export", account_file="users.json", account_name=account_name
+)

@@ -195,3 +195,7 @@ class ChatFormat:
     reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": a Tree of an export folder's JSON
     also: tuple[str, ...] = ()  # more top-level keys that tell this format, tried after every signature
     label: str = "JSON"  # what a file of this format is, in a refusal that guesses it: "a Telegram export"
+    # The account file an export keeps beside its chats, and how to read the owner's name from its bytes (Claude's
+    # users.json); the owner's turns then carry that name instead of the export's role word ("human").
+    account_file: str = ""
+    account_name: Callable[[bytes], str | None] | None = None

@@ -13,10 +13,12 @@ from ripplecli.errors import InputError
 from ripplecli.formats.fields import ChatFormat, Keys, ShapeError, json_path, json_type, quote
 from ripplecli.formats.text import TextDoc, Tree
 from ripplecli.model import Conversation
+from ripplecli.owner import with_owner
 from ripplecli.registry import FORMATS
 
 NOTE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})
 READABLE_SUFFIXES = NOTE_SUFFIXES | {".json"}
+MAX_ACCOUNT_BYTES = 1 << 20  # an account file beside the chats names a person; a bigger one is not that file
 MAX_BUNDLE_BYTES = 2 << 30  # chat files in one zip or folder; more is a mistake (or a zip bomb)
 HELP = "see `ripple ingest --help` for the exports ripple reads, or write its native JSON"
 
@@ -86,7 +88,8 @@ def read_input(path: Path, fmt: str = "auto") -> Reading:
         if raw[:4] == b"PK\x03\x04" or (path.suffix.lower() == ".zip" and fmt == "auto"):
             reading = read_bundle(dict(zip_members(raw, name, others)), name, fmt)
         else:
-            reading = Reading(read_file(raw, name, fmt, _mtime(info)))
+            chosen, found = read_file_as(raw, name, fmt, _mtime(info))
+            reading = Reading(named_by_account(found, FORMATS.load(chosen), _beside(path, FORMATS.load(chosen))))
     members = sorted(reading.members + others, key=lambda member: member.path)
     return Reading(_with_turns(reading.conversations, name), members)
 
@@ -164,6 +167,7 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
         return Reading(FORMATS.load(chosen).parse(tree, name), listed)
     conversations: list[Conversation] = []
     listed = []
+    accounts: dict[str, str] = {}  # account file -> the format whose owner it named
     only = None if fmt == "auto" else fmt
     for path, (raw, modified) in sorted(members.items()):
         try:
@@ -171,8 +175,14 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
         except UnknownFormat:
             listed.append(Member(path, None, f"not {fmt}" if only else "in no format ripple reads"))
             continue
-        conversations += found
+        named, account = _named_in_bundle(found, chosen, path, members)
+        if account:
+            accounts[account] = chosen
+        conversations += named
         listed.append(Member(path, chosen))
+    listed = [
+        Member(m.path, f"{accounts[m.path]} account (the owner's name)") if m.path in accounts else m for m in listed
+    ]
     if not conversations:
         if not paths:
             raise InputError(f"{name}: holds no .json, .txt or .md file, so no chat export ripple reads; {HELP}")
@@ -181,6 +191,35 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
             f"{name}: holds no chat export ripple knows ({len(paths)} readable files: {shown or 'none'}); {HELP}"
         )
     return Reading(conversations, listed)
+
+
+def named_by_account(found: list[Conversation], reader: ChatFormat, account: bytes | None) -> list[Conversation]:
+    """The conversations with the owner's turns spoken by the name the export's account file gives (Claude's
+    users.json), or `found` itself when there is no such file or it names nobody."""
+    name = reader.account_name(account) if reader.account_name is not None and account is not None else None
+    return [with_owner(conv, name) for conv in found] if name else found
+
+
+def _named_in_bundle(
+    found: list[Conversation], chosen: str, path: str, members: dict[str, tuple[bytes, object]]
+) -> tuple[list[Conversation], str]:
+    """named_by_account with the account file in the chat file's folder of a zip or export folder, and that
+    file's path when it named the owner ("" otherwise)."""
+    reader: ChatFormat = FORMATS.load(chosen)
+    account = str(PurePosixPath(path).with_name(reader.account_file)) if reader.account_file else ""
+    named = named_by_account(found, reader, members[account][0] if account in members else None)
+    return named, account if named is not found else ""
+
+
+def _beside(path: Path, reader: ChatFormat) -> bytes | None:
+    """The account file next to a chat file given on its own (an unzipped export's conversations.json)."""
+    if not reader.account_file:
+        return None
+    account = path.parent / reader.account_file
+    try:
+        return account.read_bytes() if account.stat().st_size <= MAX_ACCOUNT_BYTES else None
+    except OSError:
+        return None
 
 
 def _tree_member(path: str, chosen: str, root: str) -> Member:
