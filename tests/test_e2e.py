@@ -158,3 +158,30 @@ def test_ask_json_returns_cited_evidence_and_a_trace(built):
         assert all(source["turn_id"] in item["source_turns"] and source["timestamp"] for source in item["sources"])
     cited = {turn for item in evidence for turn in item["source_turns"]}
     assert {"D1:10", "D3:8"} & cited
+
+
+def _this_checkout(*args: str) -> list[str]:
+    """`ripple ARGS` run from this checkout's code (not whatever the venv's console script points at)."""
+    return [sys.executable, "-m", "ripplecli.cli", *args]
+
+
+def test_a_read_only_command_leaves_at_once_with_its_output_and_exit_code(built):
+    """`ask` ends without the interpreter's teardown (cli.READ_ONLY_COMMANDS): the whole JSON still arrives, an error
+    keeps its exit code and one line, and a reader that stops early (`| head -c 100`) sees no traceback."""
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "COLUMNS": "120", "PYTHONPATH": str(repo)}
+    question = "Should Alex take Maya to Harbor Grill?"
+    ask = _this_checkout("ask", question, "--json", "--no-answer", "--store", str(built["store"]))
+    done = subprocess.run(ask, capture_output=True, text=True, env=env, cwd=repo, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["evidence"]
+    missing = _this_checkout("ask", question, "--store", str(built["store"].parent / "no-such-store"))
+    refused = subprocess.run(missing, capture_output=True, text=True, env=env, cwd=repo, timeout=120)
+    assert refused.returncode != 0 and refused.stderr.startswith("ripple: error:")
+    assert len(refused.stderr.strip().splitlines()) == 1
+    reader = subprocess.Popen(ask, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=repo)
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.read(100)
+    reader.stdout.close()
+    assert "Traceback" not in reader.stderr.read().decode()
+    reader.wait(timeout=120)
