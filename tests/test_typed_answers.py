@@ -245,3 +245,31 @@ def test_a_named_pet_or_friend_is_a_cue_not_only_a_speaker() -> None:
     answer = typed_answer("When did Maria get Coco?", evidence)
     assert answer.found and answer.span == "two weeks before 11 August 2023"
     assert not typed_answer("When did Maria meet John?", evidence).found  # only the speakers' names
+
+
+def test_a_question_ending_on_a_preposition_gets_what_follows_its_word() -> None:
+    from ripplecli.answer.objects import asked_object, object_after
+
+    asked = asked_object("What is Maya allergic to?", {"maya"})
+    assert asked is not None and (asked.anchor, asked.preposition) == ("aller", "to")
+    assert object_after(asked, "She's allergic to shellfish, and it's a serious one.", set()) == "shellfish"
+    assert object_after(asked, "Maya had a bad allergic reaction at the reception.", set()) is None
+    race = asked_object("What did the charity race raise awareness for?", set())
+    assert race is not None
+    assert object_after(race, "Raising awareness for mental health is super rewarding.", set()) == "mental health"
+    assert asked_object("What did Jon take a trip to Rome for?", {"jon"}) is None  # "Rome for" asks why
+    assert asked_object("Where did Maya go to?", {"maya"}) is None
+
+
+def test_allergic_to_is_answered_by_the_memory_that_says_it_not_the_best_ranked_one() -> None:
+    evidence = [
+        memory(1, "Alex", "Maya had a bad allergic reaction at the reception. Her lips started swelling."),
+        memory(2, "Alex", "The allergist confirmed it: she's allergic to shellfish, and it's a serious one."),
+    ]
+    answer = typed_answer("What is Maya allergic to?", evidence)
+    assert answer.span == "shellfish" and "[m2]" in answer.text
+
+
+def test_for_a_length_of_time_is_no_purpose() -> None:
+    evidence = [memory(1, "Jordan", "I got shin splints in week five and had to rest for ten days.")]
+    assert typed_answer("What did Jordan rest for?", evidence).span != "ten days"

@@ -137,6 +137,16 @@ def duration_span(said: str) -> str | None:
     return match.group(0) if match else None
 
 
+_WHILE = re.compile(r"^(?:a (?:while|bit|moment|minute|second|sec|few \w+)|ages|years|months|weeks|days|hours|now)\b")
+
+
+def is_duration(text: str) -> bool:
+    """Whether a phrase starts as a length of time ("ten days", "a while"): after "for" that is how long, not what
+    for ("had to rest for ten days")."""
+    said = duration_span(text)
+    return bool(said and text.lower().startswith(said.lower())) or bool(_WHILE.match(text.lower()))
+
+
 UNITS = frozenset(
     "seconds minutes hours days weeks weekends months years times points goals miles kilometers km pounds dollars"
     " percent".split()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ripplecli.answer.base import NOT_FOUND, Answer
+from ripplecli.answer.objects import asked_object, object_after, stem
 from ripplecli.answer.phrases import (
     TIME_WORDS,
     answer_phrase,
@@ -29,6 +30,7 @@ from ripplecli.answer.spans import (
     count_span,
     duration_span,
     exact_day,
+    is_duration,
     place_span,
     polarity,
     shown_date,
@@ -90,14 +92,6 @@ def question_type(question: str) -> str:
     return "what"
 
 
-_SUFFIX = re.compile(r"(?:ers|ing|ed|es|er|s|e)$")
-
-
-def stem(token: str) -> str:
-    """A crude shared stem so "moving", "movers" and "move" meet: a common ending off, then five letters."""
-    return (_SUFFIX.sub("", token) if len(token) > 3 else token)[:5]
-
-
 @dataclass
 class Clause:
     """A piece of one evidence memory and how well it carries the question's cues."""
@@ -126,6 +120,7 @@ class Question:
         self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
         self.words = {t for t in re.findall(r"[a-z0-9']+", text.lower())}
         self.when = asked_time(text, evidence) if self.type != "when" else None
+        self.object = asked_object(text, persons) if not many(text) else None  # "What is Maya allergic to?"
 
     def carried(self, text: str) -> set[str]:
         """The question's cue stems a piece of text carries."""
@@ -241,6 +236,11 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
     best = ranked[0]
     if asked.speaker and best.speaker.casefold() != asked.speaker and asked.speaker not in best.text.lower():
         return not_found(asked, evidence)  # the question is about one speaker; only someone else said this
+    if asked.object is not None and asked.type in ("what", "which", "why"):
+        dropped = asked.words | possessive(asked.names)
+        for clause in (c for c in ranked if c.score > 0):  # the word and its preposition are evidence enough
+            if span := object_after(asked.object, clause.text, dropped):
+                return answered(asked, span, clause)
     pick = TYPED.get(asked.type)
     if pick is not None:
         kept = [c for c in ranked if c.score >= KEEP_FRACTION * best.score]
@@ -431,6 +431,8 @@ def _why(asked: Question, clause: Clause) -> str | None:
             reason = _REASON_END.split(clause.text[match.end() :])[0].strip(" .!,")
             if reason and bare(reason.split()[0]) in asked.words:
                 continue
+            if pattern is _FOR and is_duration(reason):
+                continue  # "rest for ten days" says how long, not what for
             if len(reason.split()) >= (1 if pattern is _FOR else 2):
                 return f"to {reason}" if match.group(0).lower().startswith("to") else reason
             break

@@ -1,0 +1,70 @@
+"""What a question that ends on a preposition asks for: the words the evidence puts after the same word and
+preposition. "What is Maya allergic to?" → "she's allergic to [shellfish], and it's a serious one"; "What is Jordan
+training for?" → "training for [the Lakeshore 10K] in June".
+
+The question's last word before the preposition is its anchor ("allergic", "training"); a clause answers when a
+word sharing the anchor's stem is followed, at most two words on, by the same preposition. The object runs to the
+clause's next punctuation or to a word that starts another clause ("because", "but", "which"…), and is kept short.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ripplecli.answer.spans import is_duration
+from ripplecli.cues import STOPWORDS
+
+PREPOSITIONS = "to|for|in|of|about|with|from|on|at|into"
+_ASKED = re.compile(rf"^\s*what\b.*?\b([A-Za-z][\w'-]*)\s+({PREPOSITIONS})\s*\?\s*$", re.IGNORECASE)
+_OBJECT_END = re.compile(
+    r"\s*[.;:!?,()\[\]]|\s+[-–—]\s+|\s+(?:because|but|which|who|since|so|when|while|though|although|until|if|"
+    r"and (?:it|i|she|he|we|they|that|then|this)|after|before|is|was|are|were|has|have|had|will|would|can|could)\b",
+    re.IGNORECASE,
+)
+OBJECT_WORDS = 8  # an object longer than this is a clause, not the thing asked for
+BETWEEN = 2  # words allowed between the anchor and its preposition ("allergic [mostly] to", "training [hard] for")
+_SUFFIX = re.compile(r"(?:ers|ing|ed|es|er|s|e)$")
+_WORD = re.compile(r"[\w'-]+")
+
+
+def stem(token: str) -> str:
+    """A crude shared stem so "moving", "movers" and "move" meet: a common ending off, then five letters."""
+    return (_SUFFIX.sub("", token) if len(token) > 3 else token)[:5]
+
+
+@dataclass(frozen=True)
+class AskedObject:
+    """The anchor word's stem and the preposition a question ends on."""
+
+    anchor: str
+    preposition: str
+
+
+def asked_object(question: str, names: set[str]) -> AskedObject | None:
+    """The anchor and preposition of "What is X <word> <preposition>?", or None (the word is a name or a
+    little word: "What did Jon take a trip to Rome for?" asks why, not what comes after "Rome for")."""
+    match = _ASKED.match(question)
+    if match is None:
+        return None
+    word = match.group(1).lower()
+    if word in STOPWORDS or word in names or match.group(1)[0].isupper():
+        return None
+    return AskedObject(stem(word), match.group(2).lower())
+
+
+def object_after(asked: AskedObject, text: str, dropped: set[str]) -> str | None:
+    """The object the text gives the anchor and its preposition, or None; one made only of the question's
+    words (`dropped`) or little words answers nothing."""
+    between = re.compile(rf"(?:\s+[\w'-]+){{0,{BETWEEN}}}?\s+{asked.preposition}\s+", re.IGNORECASE)
+    for word in _WORD.finditer(text):
+        if stem(word.group().lower()) != asked.anchor:
+            continue
+        joined = between.match(text, word.end())
+        if joined is None:
+            continue
+        words = _OBJECT_END.split(text[joined.end() :], maxsplit=1)[0].split()
+        said = [w for w in words if w.lower().strip("'\"“”") not in STOPWORDS | dropped]
+        if said and len(words) <= OBJECT_WORDS and not is_duration(" ".join(words)):
+            return " ".join(words).strip("'\"“” ")
+    return None
