@@ -273,3 +273,13 @@ def test_allergic_to_is_answered_by_the_memory_that_says_it_not_the_best_ranked_
 def test_for_a_length_of_time_is_no_purpose() -> None:
     evidence = [memory(1, "Jordan", "I got shin splints in week five and had to rest for ten days.")]
     assert typed_answer("What did Jordan rest for?", evidence).span != "ten days"
+
+
+def test_who_is_doing_something_is_the_one_whose_words_carry_the_doing() -> None:
+    evidence = [
+        memory(1, "Nora", "Mom cried, Dad immediately started looking up flights to Denver."),
+        memory(2, "Ben", "Any updates on the move to Denver?"),
+        memory(3, "Nora", "The movers come on May 28th."),
+    ]
+    answer = typed_answer("Who is moving to Denver?", evidence)
+    assert answer.span == "Nora" and "[m3]" in answer.text

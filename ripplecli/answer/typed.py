@@ -121,6 +121,8 @@ class Question:
         self.words = {t for t in re.findall(r"[a-z0-9']+", text.lower())}
         self.when = asked_time(text, evidence) if self.type != "when" else None
         self.object = asked_object(text, persons) if not many(text) else None  # "What is Maya allergic to?"
+        doing = _DOING.match(text)  # "Who is moving to Denver?": the one who does it
+        self.doing = stem(doing.group(1).lower()) if doing else None
 
     def carried(self, text: str) -> set[str]:
         """The question's cue stems a piece of text carries."""
@@ -241,6 +243,8 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
         for clause in (c for c in ranked if c.score > 0):  # the word and its preposition are evidence enough
             if span := object_after(asked.object, clause.text, dropped):
                 return answered(asked, span, clause)
+    if asked.type == "who" and asked.doing is not None and (found := _doer(asked, ranked)):
+        return found
     pick = TYPED.get(asked.type)
     if pick is not None:
         kept = [c for c in ranked if c.score >= KEEP_FRACTION * best.score]
@@ -356,6 +360,7 @@ def _where(asked: Question, clause: Clause) -> str | None:
     return place_span(names, f"{e.context.text if e.context else ''} {e.restatement}", asked.words) or None
 
 
+_DOING = re.compile(r"^\s*who\s+(?:is|are|was|were)\s+([a-z]+ing)\b", re.IGNORECASE)
 _RELATION = re.compile(
     r"\b((?:[A-Z][a-z]+'s|my|his|her|their|our)\s+(?:[a-z]+\s+)?"
     r"(mom|mum|mother|dad|father|parents|sister|brother|aunt|uncle|cousin|grandma|grandmother|grandpa|grandfather"
@@ -379,6 +384,18 @@ def _who(asked: Question, clause: Clause) -> str | None:
         return place_span(others, clause.evidence.restatement, asked.words)
     relation = _RELATION.search(clause.text)
     return relation.group(1) if relation and relation.group(2).lower() not in asked.words else None
+
+
+def _doer(asked: Question, ranked: list[Clause]) -> Answer | None:
+    """For "Who is moving to Denver?": the best clause that carries the doing ("The movers come on May 28th"), not
+    only the place ("Dad started looking up flights to Denver"); a person it names, else its speaker. Questions
+    asked in the chat are passed over ("Any updates on the move?" asks, its speaker is not moving)."""
+    for clause in ranked:
+        if clause.score > 0 and asked.doing in clause.cues and not clause.text.endswith("?"):
+            span = _who(asked, clause) or _speaker(asked, clause)
+            if span:
+                return answered(asked, span, clause)
+    return None
 
 
 def _speaker(asked: Question, clause: Clause) -> str | None:
