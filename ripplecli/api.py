@@ -104,9 +104,9 @@ class Memory(OwnYourData):
         """Start loading the encoder on a second thread, for a command that will encode after other start-up work
         (imports, reading a file or the store): the two overlap instead of taking turns."""
         if self._encoder is None and self._encoder_loading is None:
-            from ripplecli.runtime.encoders import EncoderLoading
+            from ripplecli.runtime.encoders import load_encoder_soon
 
-            self._encoder_loading = EncoderLoading(self.settings.encoder_backend, self.settings.encoder_model)
+            self._encoder_loading = load_encoder_soon(self.settings.encoder_backend, self.settings.encoder_model)
 
     @encoder.setter
     def encoder(self, encoder) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from ripplecli.errors import InputError, ModelError
 from ripplecli.runtime import export_onnx as export_module
-from ripplecli.runtime.encoders import EncoderLoading, load_encoder, model_dir
+from ripplecli.runtime.encoders import EncoderLoading, load_encoder, load_encoder_soon, model_dir
 from ripplecli.runtime.onnx_encoder import OnnxEncoder, _length_batches, encoder_key, ensure_exported
 
 SENTENCES = [
@@ -71,6 +72,34 @@ def test_a_failed_background_load_raises_where_the_encoder_is_taken(tmp_path):
     loading = EncoderLoading("onnx", str(tmp_path / "not-a-model"))
     with pytest.raises(ModelError, match="not-a-model"):
         loading.result()
+
+
+class Unready:
+    """A backend whose one-time work is not done yet: a guessed load must leave it to the foreground."""
+
+    built_on: ClassVar[list[str]] = []
+
+    def __init__(self, model: str) -> None:
+        import threading
+
+        Unready.built_on.append(threading.current_thread().name)
+        self.name, self.dim = model, 3
+
+    @classmethod
+    def ready(cls, model: str) -> bool:
+        return False
+
+
+def test_a_guessed_load_leaves_one_time_work_to_the_foreground(monkeypatch):
+    import threading
+
+    from ripplecli.registry import ENCODERS
+
+    monkeypatch.setitem(ENCODERS, "unready", "test_encoders:Unready")
+    loading = load_encoder_soon("unready", "guess", if_ready=True)
+    assert load_encoder_soon("unready", "guess", if_ready=True) is loading  # started once
+    encoder = loading.result()
+    assert Unready.built_on == [threading.current_thread().name] and encoder.name == "guess"
 
 
 def test_a_memory_that_loads_its_encoder_soon_recalls_the_same(store):

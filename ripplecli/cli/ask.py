@@ -35,6 +35,10 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from your chats: the answer, the evidence it rests on, and how recall found it."""
+    if mode != "lexical":  # the default encoder starts loading beside the imports and the store's opening
+        from ripplecli.runtime.encoders import load_encoder_soon
+
+        load_encoder_soon(if_ready=True)
     from ripplecli.cli.render import answer_text, evidence_line, trace_tree  # not needed for `--help`
     from ripplecli.inputs import parse_date
 

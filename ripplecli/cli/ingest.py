@@ -185,6 +185,9 @@ def ingest(
 
     A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
     """
+    from ripplecli.runtime.encoders import load_encoder_soon
+
+    load_encoder_soon(if_ready=True)  # the default encoder loads beside reading the files and opening the store
     from ripplecli.api import read_export
     from ripplecli.formats.load import check_format
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ripplecli.errors import ModelError
@@ -16,17 +17,36 @@ PACKAGED_MODELS: dict[str, str] = {
 }
 
 _loaded: dict[tuple[str, str], Encoder] = {}
-_loading = threading.Lock()  # one load per encoder, whichever thread asks first
+_locks: dict[tuple[str, str], threading.Lock] = {}  # one load per encoder, whichever thread asks first
+_locks_guard = threading.Lock()
 
 
 def load_encoder(backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_ENCODER_MODEL) -> Encoder:
-    """The encoder for `backend` and `model`, loaded once per process because loading costs seconds."""
+    """The encoder for `backend` and `model`, loaded once per process because loading costs seconds (a load
+    already under way on another thread is waited for, not repeated)."""
     key = (backend, model)
-    with _loading:
+    with _locks_guard:
+        lock = _locks.setdefault(key, threading.Lock())
+    with lock:
         if key not in _loaded:
             encoder_class = ENCODERS.load(backend)
             _loaded[key] = encoder_class(model)
         return _loaded[key]
+
+
+_started: dict[tuple[str, str], EncoderLoading] = {}
+
+
+def load_encoder_soon(
+    backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_ENCODER_MODEL, *, if_ready: bool = False
+) -> EncoderLoading:
+    """The encoder's load on a second thread, started now unless it already was. `if_ready`: a guess made before
+    the store is open (the default encoder) loads only what needs no one-time work (the ONNX export), which
+    stays in the foreground with its message; the store's own settings then find the load under way."""
+    key = (backend, model)
+    if key not in _started or _started[key].failed():
+        _started[key] = EncoderLoading(backend, model, if_ready=if_ready)
+    return _started[key]
 
 
 class EncoderLoading:
@@ -34,26 +54,33 @@ class EncoderLoading:
     holding the GIL, so a cold `ripple ask` imports recall and reads the store meanwhile, and an ingest starts
     encoding sooner. The backend's module is imported by the caller; only the loading runs beside it."""
 
-    def __init__(self, backend: str, model: str) -> None:
-        ENCODERS.load(backend)  # an unknown backend is refused here, in the caller's thread
+    def __init__(self, backend: str, model: str, *, if_ready: bool = False) -> None:
+        encoder_class = ENCODERS.load(backend)  # an unknown backend is refused here, in the caller's thread
+        ready = getattr(encoder_class, "ready", None) if if_ready else None
+        self._key = (backend, model)
         self._encoder: Encoder | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._load, args=(backend, model), name="ripple-encoder-load")
+        self._thread = threading.Thread(target=self._load, args=(ready,), name="ripple-encoder-load")
         self._thread.start()
 
-    def _load(self, backend: str, model: str) -> None:
+    def _load(self, ready: Callable[[str], bool] | None) -> None:
         try:
-            self._encoder = load_encoder(backend, model)
+            if ready is None or ready(self._key[1]):
+                self._encoder = load_encoder(*self._key)
         except BaseException as exc:  # handed to whoever takes the encoder, as if they had loaded it
             self._error = exc
 
+    def failed(self) -> bool:
+        """Whether the load has ended in an error (a later start tries again)."""
+        return not self._thread.is_alive() and self._error is not None
+
     def result(self) -> Encoder:
-        """The loaded encoder (waiting for it), or the error its loading raised."""
+        """The loaded encoder (waiting for it), or the error its loading raised; one the guess left alone is
+        loaded now."""
         self._thread.join()
         if self._error is not None:
             raise self._error
-        assert self._encoder is not None
-        return self._encoder
+        return self._encoder if self._encoder is not None else load_encoder(*self._key)
 
 
 def model_dir(model: str) -> Path:

@@ -46,6 +46,19 @@ class OnnxEncoder:
         """The ONNX file this encoder runs: the plain export."""
         return ensure_exported(folder)
 
+    @classmethod
+    def ready(cls, model: str) -> bool:
+        """Whether loading needs no one-time work: the model's export (and any derived copy) is cached."""
+        try:
+            return cls.cached_file(exported_file(model_dir(model))).is_file()
+        except (ModelError, OSError):
+            return False
+
+    @staticmethod
+    def cached_file(exported: Path) -> Path:
+        """The file this encoder runs, once made: the plain export."""
+        return exported
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors in input order; texts are batched by token length so padding stays small."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -76,10 +89,20 @@ class OnnxInt8Encoder(OnnxEncoder):
         """The quantised copy beside the plain export, made once."""
         return ensure_quantised(ensure_exported(folder))
 
+    @staticmethod
+    def cached_file(exported: Path) -> Path:
+        """The quantised copy, once made."""
+        return quantised_file(exported)
+
+
+def quantised_file(exported: Path) -> Path:
+    """Where the int8 copy of an export is cached."""
+    return exported.with_name("model.int8.onnx")
+
 
 def ensure_quantised(exported: Path) -> Path:
     """An int8 dynamic quantisation of an exported model, cached beside it."""
-    target = exported.with_name("model.int8.onnx")
+    target = quantised_file(exported)
     if not target.is_file():
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -108,9 +131,14 @@ def _length_batches(lengths: list[int]) -> Iterator[list[int]]:
         yield batch
 
 
+def exported_file(folder: Path) -> Path:
+    """Where the ONNX export of this model's exact weights is cached."""
+    return cache_home() / "encoders" / encoder_key(folder) / "model.onnx"
+
+
 def ensure_exported(folder: Path) -> Path:
     """The cached ONNX file for this model's exact weights, exported on first use."""
-    target = cache_home() / "encoders" / encoder_key(folder) / "model.onnx"
+    target = exported_file(folder)
     if not target.is_file():
         log.info("exporting the encoder to ONNX (once)…")
         from ripplecli.runtime.export_onnx import export_onnx
