@@ -88,6 +88,12 @@ def test_a_verb_after_i_takes_the_names_third_person(text: str, expected: str) -
         ("we're close", "Caroline and Melanie are close"),
         ("tell us", "tell Caroline and Melanie"),
         ("our trip", "Caroline and Melanie's trip"),
+        ("If you want, come", "If Melanie wants, come"),  # a "you" that starts a clause governs its verb
+        ("You really need a break", "Melanie really needs a break"),
+        ("Thank you, you rock", "Thank Melanie, Melanie rocks"),
+        ("I'll see you tomorrow", "Caroline will see Melanie tomorrow"),  # elsewhere "you" is an object
+        ("You all rock", "Melanie all rock"),
+        ("You bet!", "Melanie bet!"),
     ],
 )
 def test_second_person_and_we_become_names_in_a_two_party_chat(text: str, expected: str) -> None:

@@ -117,6 +117,13 @@ _NOT_BASE = frozenset(
     and or but nor as at by for from in into of off on onto out over than that the then to too up with without a an
     alone myself here there now so if not no yes again once ever twice""".split()
 )
+# Where a clause starts: the text's start, a sentence or clause mark, or a word that opens a clause.
+_CLAUSE_START = re.compile(
+    r"(?:^|[.!?;:,]|\b(?:and|but|so|or|if|when|whenever|because|cause|that|then|while|unless|since|as|until))\s*$",
+    re.IGNORECASE,
+)
+# Words after a subject "you" that are not its verb ("you all", "you two", "you guys") or read as idioms ("you bet").
+_AFTER_YOU = frozenset("all both two three four guys folks alone again bet".split())
 _DETERMINER_BEFORE = re.compile(r"\b(?:a|the|this|that|gold|coal|salt|diamond)\s+$", re.IGNORECASE)
 
 
@@ -138,7 +145,7 @@ def resolve_references(text: str, speaker: str, other: str | None, we: bool = Tr
         resolved = _resolved(match, names, other)
         pieces += [text[at : match.start()], resolved]
         at = match.end()
-        verb = _verb_after_i(match) if resolved != match.group(0) else None
+        verb = _verb_after_subject(match) if resolved != match.group(0) else None
         if verb is not None:
             pieces.append(text[at : verb.start("verb")] + third_person(verb.group("verb")))
             at = verb.end()
@@ -172,15 +179,23 @@ def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | N
     return resolved[0].upper() + resolved[1:] if found[0].isupper() else resolved
 
 
-def _verb_after_i(match: re.Match[str]) -> re.Match[str] | None:
+def _verb_after_subject(match: re.Match[str]) -> re.Match[str] | None:
     """The present-tense verb a bare subject "I" governs ("I really need"), or None: not after a modal or an
-    auxiliary ("can I go", "did I say"), nor in "Maya and I love" (a plural subject)."""
-    if _normalise(match.group(0)) != "i" or _AUXILIARY_BEFORE.search(match.string, 0, match.start()):
+    auxiliary ("can I go", "did I say"), nor in "Maya and I love" (a plural subject). A "you" is a subject only
+    where a clause starts ("If you want", "You look great"): elsewhere it is mostly an object ("I'll see you
+    tomorrow")."""
+    pronoun = _normalise(match.group(0))
+    before = match.string[: match.start()]
+    if pronoun not in ("i", "you") or _AUXILIARY_BEFORE.search(before):
         return None
-    if _joined_to_a_subject(match.string[: match.start()]):
+    if pronoun == "you" and not _CLAUSE_START.search(before):
+        return None
+    if _joined_to_a_subject(before):
         return None
     verb = _VERB_AFTER.match(match.string, match.end())
     if verb is None or _PRONOUN.match(match.string, verb.start("verb")) or not is_base_verb(verb.group("verb")):
+        return None
+    if pronoun == "you" and verb.group("verb") in _AFTER_YOU:
         return None
     return verb
 
