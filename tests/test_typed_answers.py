@@ -283,3 +283,8 @@ def test_who_is_doing_something_is_the_one_whose_words_carry_the_doing() -> None
     ]
     answer = typed_answer("Who is moving to Denver?", evidence)
     assert answer.span == "Nora" and "[m3]" in answer.text
+
+
+def test_a_duration_said_as_an_adjective_is_a_duration() -> None:
+    evidence = [memory(1, "Jordan", "I also found a twelve-week training plan, three runs a week.")]
+    assert typed_answer("How long is Jordan's training plan?", evidence).span == "twelve weeks"

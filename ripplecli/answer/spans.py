@@ -10,8 +10,9 @@ from ripplecli.extract.timeparse import COUNTS, MONTHS, find_expression
 _DURATION = re.compile(
     r"\b(?:since\s+(?:(?:19|20)\d\d|[A-Z][a-z]+(?:\s+(?:19|20)\d\d)?)"
     r"|(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|several)"
-    r"\s+(?:years?|months?|weeks?|days?|hours?|minutes?))\b",
+    r"(?:\s+|-)(?:years?|months?|weeks?|days?|hours?|minutes?))\b",
 )
+_SINGLE = frozenset({"a", "an", "one", "1"})
 NUMBER_WORDS = [w for w in COUNTS if " " not in w and w not in ("a", "an", "one", "few")]  # "the one who"
 _COUNT = re.compile(rf"\b(?:\d[\d,.]*|{'|'.join(NUMBER_WORDS)}|once|twice)\b", re.IGNORECASE)
 _MONTH_DAY = re.compile(rf"\b(?:{'|'.join(m for m in MONTHS if len(m) > 3)})\b", re.IGNORECASE)
@@ -132,9 +133,14 @@ def written_interval(phrase: str, start: datetime, end: datetime, said: datetime
 
 
 def duration_span(said: str) -> str | None:
-    """A stated duration: "4 years", "since 2016"."""
+    """A stated duration: "4 years", "since 2016", "twelve weeks" (of "a twelve-week plan")."""
     match = _DURATION.search(said)
-    return match.group(0) if match else None
+    if match is None:
+        return None
+    count, hyphen, unit = match.group(0).rpartition("-")
+    if not hyphen:
+        return match.group(0)
+    return f"{count} {unit}" if count in _SINGLE or unit.endswith("s") else f"{count} {unit}s"  # a twelve-week plan
 
 
 _WHILE = re.compile(r"^(?:a (?:while|bit|moment|minute|second|sec|few \w+)|ages|years|months|weeks|days|hours|now)\b")
