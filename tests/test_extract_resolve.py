@@ -94,6 +94,8 @@ def test_a_verb_after_i_takes_the_names_third_person(text: str, expected: str) -
         ("I'll see you tomorrow", "Caroline will see Melanie tomorrow"),  # elsewhere "you" is an object
         ("You all rock", "Melanie all rock"),
         ("You bet!", "Melanie bet!"),
+        # a "she" or "he" before "we" in the sentence: the two who chat may not be the "we"; it stays as said
+        ("She got me into running, we used to jog", "She got Caroline into running, we used to jog"),
     ],
 )
 def test_second_person_and_we_become_names_in_a_two_party_chat(text: str, expected: str) -> None:

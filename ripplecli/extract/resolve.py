@@ -96,6 +96,7 @@ _JOINED_BEFORE = re.compile(
     r"(?:^|[.!?;:,]\s*|\b(?:but|so|because|when|if|that|then)\s+)(?P<before>[^.!?;:,]*?)\s*\b(?:and|or)\s+$",
     re.IGNORECASE,
 )
+_THIRD_PERSON_WORD = re.compile(r"\b(?:she|he|her|him|his)\b|\b(?:she|he)['’]", re.IGNORECASE)
 _JOINED_NAME = re.compile(r"\b([A-Z][a-z]+) and (?:I|me)\b|\b(?:I|me) and ([A-Z][a-z]+)\b")
 _CLAUSE_VERBS = frozenset("i is are was were am be been have has had do did went got get go said".split())
 PLURAL_SUBJECT_WORDS = 3  # "Maya and I", "my wife and I": a subject joined to "I" is this short
@@ -162,6 +163,12 @@ def _partner_before(text: str, at: int) -> str | None:
     return name if name and name.lower() not in STOPWORDS else None  # not "Thanks and I hope we…"
 
 
+def _third_person_before(text: str, at: int) -> bool:
+    """A "she", "he" (or "her", "him", "his") earlier in the same sentence as a "we": that person may be in it."""
+    start = max(text.rfind(mark, 0, at) for mark in ".!?") + 1
+    return _THIRD_PERSON_WORD.search(text, start, at) is not None
+
+
 def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | None) -> str:
     """One matched phrase written with names (kept as it is where it is not the pronoun)."""
     found = match.group(0)
@@ -173,6 +180,8 @@ def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | N
     partner = _partner_before(match.string, match.start()) if "{we}" in template else None
     if partner:  # "Lena and I went there for our anniversary"
         names = {**names, "we": f"{partner} and {names['me']}"}
+    elif "{we}" in template and _third_person_before(match.string, match.start()):
+        return found  # "She's the one who got me into running, we used to jog": not the two who chat
     if (found == "i" and not _is_lowercase_pronoun(match)) or _is_noun_mine(match):
         return found
     resolved = template.format(**names)
