@@ -268,6 +268,7 @@ class Memory(OwnYourData):
             self.load_encoder_soon()
         from ripplecli.answer import answer_for
         from ripplecli.recall.pipeline import Recaller, RecallParams
+        from ripplecli.recall.query import as_owner
         from ripplecli.registry import PLANNERS, QUERY_ANALYZERS
         from ripplecli.runtime.llm import CallLog
 
@@ -281,7 +282,9 @@ class Memory(OwnYourData):
         when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
         params = RecallParams(k=k, mode=mode, rounds=rounds, as_of=when)
         result = self._recaller.recall(question, params, chosen_analyzer, chosen_planner)
-        result.answer = answer_for(answer, question, result.evidence, self._model_provider(answer), log, stream)
+        owner = result.trace.query_cues.owner  # "What did I ask…" is answered as "What did Jane Doe ask…"
+        asked = as_owner(question, owner) if owner else question
+        result.answer = answer_for(answer, asked, result.evidence, self._model_provider(answer), log, stream)
         if log.calls:
             result.trace.llm_calls = log.to_list()
         return result

@@ -76,6 +76,15 @@ def test_what_did_i_ask_ranks_the_owners_turn_above_the_assistants(owner_store):
     assert cues.text == "What did Alex ask about the sugar trade?"
 
 
+def test_what_did_i_ask_is_answered_with_the_owners_own_question(owner_store):
+    """The answerer reads the question as the recall does ("What did Alex ask…"), and a question that asks what
+    someone asked is answered by the question they asked, not passed over as a question."""
+    with Memory(owner_store, read_only=True) as memory:
+        found = memory.recall("What did I ask about the sugar trade?", k=4, answer="typed")
+    assert found.answer is not None and found.answer.span.endswith("?")
+    assert "Alex, " in found.answer.text and "[m" in found.answer.text
+
+
 def test_a_named_speaker_before_me_keeps_the_focus(owner_store):
     with Memory(owner_store, read_only=True) as memory:
         told = memory.recall("What did ChatGPT tell me about the sugar trade?", k=4)

@@ -288,3 +288,15 @@ def test_who_is_doing_something_is_the_one_whose_words_carry_the_doing() -> None
 def test_a_duration_said_as_an_adjective_is_a_duration() -> None:
     evidence = [memory(1, "Jordan", "I also found a twelve-week training plan, three runs a week.")]
     assert typed_answer("How long is Jordan's training plan?", evidence).span == "twelve weeks"
+
+
+def test_what_someone_asked_is_their_question_and_a_two_word_name_is_a_name() -> None:
+    evidence = [
+        memory(1, "Jane Doe", "Jane Doe is flying to Lisbon on May 3rd with Maya."),
+        memory(2, "Jane Doe", "We picked Alfama. Any bakery nearby?"),
+        memory(3, "Claude", "Try the custard tarts two streets up from the cathedral."),
+    ]
+    for e in evidence:
+        e.persons = ["jane doe"]
+    answer = typed_answer("What did Jane Doe ask about bakeries?", evidence)
+    assert answer.span == "Any bakery nearby?" and "[m2]" in answer.text

@@ -112,15 +112,19 @@ class Question:
         speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
         persons = {p for e in evidence for p in e.persons} | speakers
         tokens = [t for t in content_tokens(text) if t not in QUESTION_WORDS]
-        self.persons = {t for t in tokens if t in persons}
+        lowered = text.lower()
+        named = {p for p in persons if " " in p and re.search(rf"\b{re.escape(p)}\b", lowered)}  # "Jane Doe"
+        name_words = {word for p in named for word in p.split()}
+        self.persons = {t for t in tokens if t in persons} | named
         self.names = persons
         self.speakers = speakers
         self.tokens = set(tokens)
-        self.weights = {stem(t): NAME_WEIGHT if t in persons else 1.0 for t in tokens}
+        self.weights = {stem(t): NAME_WEIGHT if t in persons or t in name_words else 1.0 for t in tokens}
         self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
         self.words = {t for t in re.findall(r"[a-z0-9']+", text.lower())}
         self.when = asked_time(text, evidence) if self.type != "when" else None
         self.object = asked_object(text, persons) if not many(text) else None  # "What is Maya allergic to?"
+        self.wants_questions = _ASKS.search(text) is not None  # "What did I ask about bakeries?"
         doing = _DOING.match(text)  # "Who is moving to Denver?": the one who does it
         self.doing = stem(doing.group(1).lower()) if doing else None
 
@@ -186,7 +190,7 @@ def clauses(question: Question, evidence: list[Evidence]) -> list[Clause]:
                 + ANSWERS_WEIGHT * sum(weights[c] for c in answers - cues - context)
             )
             score = weight + (bonus if weight else 0.0)
-            if piece.endswith("?"):  # a question asked in the chat rarely holds its answer
+            if piece.endswith("?") and not question.wants_questions:  # a question in the chat rarely answers
                 score *= ASKED_FACTOR
             elif weight and len(set(content_tokens(piece)) - question.tokens) >= 2:
                 score += NEW_CONTENT_BONUS  # it says something the question does not
@@ -304,6 +308,8 @@ def clause_span(asked: Question, clause: Clause) -> str:
     """The clause without the question's words, persons and times at its edges; a clause that only echoes the
     question ("Melanie had a setback.") gives way to the next clause of the same memory that says something
     (else the one before), where the news usually is."""
+    if asked.wants_questions and clause.text.endswith("?"):
+        return clause.text  # "What did I ask about bakeries?": the question as it was asked
     if len(new_words(asked, clause.text)) >= ECHO_NEW_WORDS:
         return phrase_of(asked, clause.text, clause.speaker)
     pieces = clause_pieces(speaker_and_body(clause.evidence)[1])
@@ -360,6 +366,7 @@ def _where(asked: Question, clause: Clause) -> str | None:
     return place_span(names, f"{e.context.text if e.context else ''} {e.restatement}", asked.words) or None
 
 
+_ASKS = re.compile(r"\b(?:ask|asked|asking|wonder|wondered|wondering)\b", re.IGNORECASE)
 _DOING = re.compile(r"^\s*who\s+(?:is|are|was|were)\s+([a-z]+ing)\b", re.IGNORECASE)
 _RELATION = re.compile(
     r"\b((?:[A-Z][a-z]+'s|my|his|her|their|our)\s+(?:[a-z]+\s+)?"
