@@ -300,3 +300,10 @@ def test_what_someone_asked_is_their_question_and_a_two_word_name_is_a_name() ->
         e.persons = ["jane doe"]
     answer = typed_answer("What did Jane Doe ask about bakeries?", evidence)
     assert answer.span == "Any bakery nearby?" and "[m2]" in answer.text
+
+
+def test_a_name_at_the_start_of_a_reply_is_a_name() -> None:
+    from ripplecli.answer.phrases import names_in
+
+    assert names_in("Crumb & Co. Get the cardamom buns.", set()) == "Crumb & Co"
+    assert names_in("Thanks! My dog Max is great.", set()) == "Max"  # "Thanks" and "My" only open sentences

@@ -100,7 +100,8 @@ _FREQUENCY = re.compile(
     r"|on weekends|most days|every \w+day)\b",
     re.IGNORECASE,
 )
-_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:(?:\s+&\s+|\s+)[A-Z][a-z]+)*")  # "Kyle", "Crumb & Co"
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s)$")
 
 
 def frequency_span(text: str) -> str | None:
@@ -109,7 +110,22 @@ def frequency_span(text: str) -> str | None:
     return match.group(0) if match else None
 
 
+def _opener(match: re.Match[str], text: str) -> bool:
+    """A capitalised word that only opens a sentence ("Thanks", "Perfect"); a name of several words there is kept
+    ("Crumb & Co. Get the cardamom buns.")."""
+    return _SENTENCE_START.search(text, 0, match.start()) is not None and len(match.group(0).split()) == 1
+
+
+def _without_little_words(name: str) -> str:
+    """A capitalised run without the little words that open it ("If John" → "John", "The Beatles" stays)."""
+    words = name.split()
+    while len(words) > 1 and words[0].lower() in STOPWORDS and words[0].lower() != "the":
+        words.pop(0)
+    return " ".join(words)
+
+
 def names_in(text: str, known: set[str]) -> str:
     """The names the text gives that the question and its persons do not ("his name is Kyle" → "Kyle")."""
-    found = [m.group(0) for m in _CAPITALISED.finditer(text) if m.group(0).lower().split()[0] not in known]
+    named = (_without_little_words(m.group(0)) for m in _CAPITALISED.finditer(text) if not _opener(m, text))
+    found = [name for name in named if name and name.lower().split()[0] not in known]
     return ", ".join(dict.fromkeys(found))
