@@ -307,3 +307,16 @@ def test_a_name_at_the_start_of_a_reply_is_a_name() -> None:
 
     assert names_in("Crumb & Co. Get the cardamom buns.", set()) == "Crumb & Co"
     assert names_in("Thanks! My dog Max is great.", set()) == "Max"  # "Thanks" and "My" only open sentences
+
+
+def test_a_habit_of_a_weekday_answers_which_day_in_its_own_words() -> None:
+    evidence = [memory(1, "Maya", "The climbing gym on Mondays is closed now, so let's go on Wednesdays.")]
+    answer = typed_answer("Which day do we go climbing?", evidence)
+    assert answer.span == "Wednesdays" and "“so let's go on Wednesdays.”" in answer.text
+
+
+def test_an_answer_span_does_not_end_on_a_comma() -> None:
+    evidence = [memory(1, "Alex", "Rua da Ribeira 12, Porto", restated="Rua da Ribeira 12, Porto")]
+    evidence[0].locations = ["rua da ribeira 12"]
+    answer = typed_answer("Where is Alex staying?", evidence)
+    assert not answer.span.endswith(",")

@@ -87,6 +87,16 @@ def time_span(said: str, stamp: datetime | None) -> str:
     return written_interval(phrase.lower(), start, end, stamp)
 
 
+_RECURRING = re.compile(r"\b(?:every\s+(?:other\s+)?)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.IGNORECASE)
+
+
+def recurring_day(said: str) -> str | None:
+    """A weekday said as a habit ("let's go on Wednesdays", "every Sunday"), the last one the words name: "the gym on
+    Mondays is closed now, so let's go on Wednesdays" moves from one to the other."""
+    found = [m.group(0) for m in _RECURRING.finditer(said) if m.group(0).lower().endswith("s") or " " in m.group(0)]
+    return found[-1] if found else None
+
+
 _WEEKDAY_FROM = re.compile(
     rf"^the ({'|'.join(_DAY_NAMES)}) (before|after) (\d{{1,2}}) ([a-z]+) (\d{{4}})$", re.IGNORECASE
 )

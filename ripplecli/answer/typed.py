@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from ripplecli.answer.base import NOT_FOUND, Answer
@@ -33,6 +33,7 @@ from ripplecli.answer.spans import (
     is_duration,
     place_span,
     polarity,
+    recurring_day,
     shown_date,
     time_span,
 )
@@ -353,7 +354,8 @@ def possessive(names: set[str]) -> set[str]:
 def _when(asked: Question, clause: Clause) -> str | None:
     """The time the clause states (else the rest of the turn), resolved against the session date."""
     stamp = session_stamp(clause.evidence)
-    return time_span(clause.text, stamp) or time_span(_said(clause.evidence), stamp) or None
+    said = _said(clause.evidence)
+    return time_span(clause.text, stamp) or time_span(said, stamp) or recurring_day(said) or None
 
 
 def _where(asked: Question, clause: Clause) -> str | None:
@@ -513,9 +515,21 @@ def session_stamp(e: Evidence) -> datetime | None:
 def answered(asked: Question, span: str, clause: Clause, extra: list[Clause] | None = None) -> Answer:
     """The answer line: span, then who said it and when, cited."""
     cited = [clause, *(extra or [])]
+    span = span.rstrip(" ,;:")  # "Rua da Ribeira 12," cut from "Rua da Ribeira 12, Porto"
+    clause = _saying(clause, span)
     exact = exact_day(span) if asked.type == "when" else None
     text = f"{span} ({exact}) — {source_line(clause)}" if exact else f"{span} — {source_line(clause)}"
     return Answer("typed", text, list(dict.fromkeys(c.evidence.memory_id for c in cited)), type=asked.type, span=span)
+
+
+def _saying(clause: Clause, span: str) -> Clause:
+    """The clause of the same memory that holds the span, to quote: a time or day read from the whole turn ("so
+    let's go on Wednesdays") is shown in its own words, not in the clause that matched the question."""
+    if span.lower() in clause.text.lower():
+        return clause
+    pieces = clause_pieces(speaker_and_body(clause.evidence)[1])
+    holder = next((p for p in pieces if span.lower() in p.lower()), None)
+    return replace(clause, text=holder) if holder else clause
 
 
 def source_line(clause: Clause) -> str:
