@@ -141,3 +141,8 @@ def test_in_a_chat_with_an_assistant_we_stays_and_you_is_the_assistant() -> None
     assert restate(asked, speakers, {"Claude"}) == ("Alex: We picked Alfama. Can Claude find us a bakery?", "Claude")
     assert restate(answered, speakers, {"Claude"})[0] == "Claude: We could try the one near Alex's hostel."
     assert restate(asked, speakers)[0].startswith("Alex: Alex and Claude picked Alfama.")  # two people: "we" is both
+
+
+def test_a_lower_case_handle_keeps_its_case_where_i_stood() -> None:
+    assert resolve_references("I'll host at my place.", "omar.h", None) == "omar.h will host at omar.h's place."
+    assert resolve_references("Are you ok?", "Caroline", "melanie") == "Is melanie ok?"

@@ -185,7 +185,9 @@ def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | N
     if (found == "i" and not _is_lowercase_pronoun(match)) or _is_noun_mine(match):
         return found
     resolved = template.format(**names)
-    return resolved[0].upper() + resolved[1:] if found[0].isupper() else resolved
+    if template.startswith("{") or not found[0].isupper():
+        return resolved  # a name keeps its own case: "I'll host" by "omar.h" is "omar.h will host", not "Omar.h"
+    return resolved[0].upper() + resolved[1:]  # "Are you ok?" -> "Is Melanie ok?"
 
 
 def _verb_after_subject(match: re.Match[str]) -> re.Match[str] | None:
