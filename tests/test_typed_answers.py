@@ -320,3 +320,14 @@ def test_an_answer_span_does_not_end_on_a_comma() -> None:
     evidence[0].locations = ["rua da ribeira 12"]
     answer = typed_answer("Where is Alex staying?", evidence)
     assert not answer.span.endswith(",")
+
+
+def test_the_reply_to_a_speakers_own_question_answers_what_they_should_do() -> None:
+    """ "What should Alex pack?" is about Alex, and the assistant's reply to Alex's question answers it."""
+    from ripplecli.trace import ReplyContext
+
+    asked = memory(1, "Alex", "What should I pack for a week in Lisbon in March?")
+    reply = memory(2, "ChatGPT", "Layers, a light rain jacket and comfortable shoes for the hills.")
+    reply.context = ReplyContext("D1:1", "Alex", "What should I pack for a week in Lisbon in March?")
+    answer = typed_answer("What should Alex pack for Lisbon?", [asked, reply])
+    assert answer.span.startswith("Layers") and "[m2]" in answer.text

@@ -241,7 +241,7 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
     if asked.type in ("yes-no", "should"):
         return weighed(asked, evidence)
     best = ranked[0]
-    if asked.speaker and best.speaker.casefold() != asked.speaker and asked.speaker not in best.text.lower():
+    if asked.speaker and not _by_or_for(best, asked.speaker):
         return not_found(asked, evidence)  # the question is about one speaker; only someone else said this
     if asked.object is not None and asked.type in ("what", "which", "why"):
         dropped = asked.words | possessive(asked.names)
@@ -275,6 +275,17 @@ def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
     if asked.type == "when" and session_stamp(best.evidence):  # no stated time: the turn reports the event itself
         return answered(asked, shown_date(session_stamp(best.evidence)), best)
     return answered(asked, clause_span(asked, best), best)
+
+
+def _by_or_for(clause: Clause, speaker: str) -> bool:
+    """Whether a clause speaks for the question's speaker: theirs, naming them, or a reply to their own turn (the
+    assistant's answer to "What should I pack for Lisbon?")."""
+    context = clause.evidence.context
+    return (
+        clause.speaker.casefold() == speaker
+        or speaker in clause.text.lower()
+        or (context is not None and context.speaker.casefold() == speaker)
+    )
 
 
 def many(question: str) -> bool:
