@@ -331,3 +331,13 @@ def test_the_reply_to_a_speakers_own_question_answers_what_they_should_do() -> N
     reply.context = ReplyContext("D1:1", "Alex", "What should I pack for a week in Lisbon in March?")
     answer = typed_answer("What should Alex pack for Lisbon?", [asked, reply])
     assert answer.span.startswith("Layers") and "[m2]" in answer.text
+
+
+def test_a_yes_to_the_very_question_is_said_outright() -> None:
+    from ripplecli.trace import ReplyContext
+
+    packing = memory(1, "ChatGPT", "Layers, a light rain jacket and comfortable shoes for the hills.")
+    reply = memory(2, "ChatGPT", "Yes, with a sweater underneath.")
+    reply.context = ReplyContext("D1:3", "Alex", "Is this jacket warm enough?")
+    answer = typed_answer("Is the jacket warm enough?", [packing, reply])
+    assert answer.span == "Yes" and answer.text.startswith("Yes — ")

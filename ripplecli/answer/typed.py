@@ -573,7 +573,8 @@ def weighed(asked: Question, evidence: list[Evidence]) -> Answer:
         lines.append("for: " + "; ".join(source_line(p.clause) for p in for_))
     if against:
         lines.append("against: " + "; ".join(source_line(p.clause) for p in against))
-    lead = min([*for_, *against], key=lambda p: p.rank)
+    said_outright = [p for p in [*for_, *against] if explicit_verdict(p.clause.text) and _replies_to_it(asked, p)]
+    lead = min(said_outright or [*for_, *against], key=lambda p: p.rank)  # "Yes, with a sweater" to the question
     verdict = explicit_verdict(lead.clause.text)
     head = f"{verdict} — " if verdict else "the chats do not say yes or no; "
     cited = list(dict.fromkeys(p.clause.evidence.memory_id for p in [*for_, *against]))
@@ -656,6 +657,12 @@ def _about(evidence: list[Evidence]) -> dict[int, tuple[set[str], Evidence]]:
             named = earlier[-1] if earlier else (set(), e)
         about[e.memory_id] = named
     return about
+
+
+def _replies_to_it(asked: Question, opinion: Opinion) -> bool:
+    """Whether the opinion is a reply to a turn that asks what the question asks ("Is this jacket warm enough?")."""
+    context = opinion.clause.evidence.context
+    return context is not None and bool(asked.carried(context.text) - {stem(p) for p in asked.persons})
 
 
 def explicit_verdict(text: str) -> str | None:
