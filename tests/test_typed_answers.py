@@ -23,6 +23,8 @@ def test_phrase_rules() -> None:
         == "LGBTQ+ counseling workshop"
     )
     assert noun_phrase("Caroline went to a workshop.", "workshop", set()) is None
+    assert noun_phrase("Booked: room 7 at 3pm", "room", set()) == "room 7"  # the number names which room
+    assert noun_phrase("We board at gate B12.", "gate", set()) == "gate B12"
     assert quoted('I loved "Becoming Nicole" by Amy Ellis Nutt. It is true.') == '"Becoming Nicole" by Amy Ellis Nutt'
     assert quoted("No title here.") is None
     assert answer_phrase("Maria joined a gym last week!", {"maria"}) == "joined a gym"

@@ -32,6 +32,7 @@ OPENERS = DETERMINERS | frozenset(
     four five several many few""".split()
 )
 MODIFIERS = 3  # words before the asked noun kept as its modifiers
+_NUMBERED = re.compile(r"^(?:\d+|[A-Z]\d+|\d+[A-Z]|#\d+)[,.;:!?]?$")  # what names one of many: "room 7", "gate B12"
 
 
 def bare(word: str) -> str:
@@ -83,13 +84,14 @@ def noun_phrase(text: str, noun: str, dropped: set[str]) -> str | None:
             continue
         start = i
         while start > 0 and i - start < MODIFIERS and bare(words[start - 1]) not in stop:
-            if words[start - 1].endswith(","):
+            if words[start - 1].endswith((",", ":", ";")):
                 break
             start -= 1
         if start > 0 and start < i and bare(words[start - 1]) not in OPENERS:
             start += 1  # "is [trying] kundalini yoga": after a subject or an adverb the first word is a verb
-        if start < i:
-            return " ".join(words[start : i + 1]).strip(",;:")
+        end = i + 1 + (i + 1 < len(words) and _NUMBERED.match(words[i + 1]) is not None)  # "room 7", "gate B12"
+        if start < i or end > i + 1:
+            return " ".join(words[start:end]).strip(",;:")
     return None
 
 
