@@ -343,3 +343,7 @@ def test_a_yes_to_the_very_question_is_said_outright() -> None:
     reply.context = ReplyContext("D1:3", "Alex", "Is this jacket warm enough?")
     answer = typed_answer("Is the jacket warm enough?", [packing, reply])
     assert answer.span == "Yes" and answer.text.startswith("Yes — ")
+
+
+def test_a_replys_opener_is_no_part_of_the_answer() -> None:
+    assert answer_phrase("Thanks, Alex will book the engenho visit.", {"alex"}) == "will book the engenho visit"
