@@ -146,3 +146,11 @@ def test_in_a_chat_with_an_assistant_we_stays_and_you_is_the_assistant() -> None
 def test_a_lower_case_handle_keeps_its_case_where_i_stood() -> None:
     assert resolve_references("I'll host at my place.", "omar.h", None) == "omar.h will host at omar.h's place."
     assert resolve_references("Are you ok?", "Caroline", "melanie") == "Is melanie ok?"
+
+
+def test_an_owner_without_a_name_keeps_i_and_you() -> None:
+    """With no `me` set, the owner's turns are spoken by a role word; "Thanks, Me will book…" reads worse than "I"."""
+    text = "Thanks, I will book the engenho visit for Saturday."
+    assert resolve_references(text, "Me", "ChatGPT") == text
+    assert resolve_references("Can you plan it for me?", "User", "ChatGPT") == "Can ChatGPT plan it for me?"
+    assert resolve_references("You should pack layers.", "ChatGPT", "User") == "You should pack layers."

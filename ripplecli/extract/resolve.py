@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ripplecli.cues import STOPWORDS
+from ripplecli.owner import ROLE_WORDS
 from ripplecli.wording import plural_of
 
 # Lower-cased phrase (straight apostrophes, single spaces) -> replacement; {me} is the speaker,
@@ -137,7 +138,10 @@ def resolve_references(text: str, speaker: str, other: str | None, we: bool = Tr
     """Rewrite I/me/my to the speaker and, in a two-party chat (`other` given), you (and, unless `we` is False,
     we/us/our) to names; a present-tense verb right after a bare "I" takes the name's third person ("I need" ->
     "Alex needs")."""
-    names = {"me": speaker, "you": other, "we": f"{speaker} and {other}" if we else None}
+    # An owner with no name yet ("Me", "User", "Human"): "I" and "you" stay, "Thanks, Me will book" reads worse.
+    me = None if _is_role_word(speaker) else speaker
+    other = None if other is not None and _is_role_word(other) else other
+    names = {"me": me, "you": other, "we": f"{speaker} and {other}" if we and me and other else None}
     pieces: list[str] = []
     at = 0
     for match in _PRONOUN.finditer(text):
@@ -163,6 +167,11 @@ def _partner_before(text: str, at: int) -> str | None:
     return name if name and name.lower() not in STOPWORDS else None  # not "Thanks and I hope we…"
 
 
+def _is_role_word(name: str) -> bool:
+    """An export's word for its owner, not a name ("User", "Me", "Human")."""
+    return name.strip().casefold() in ROLE_WORDS
+
+
 def _third_person_before(text: str, at: int) -> bool:
     """A "she", "he" (or "her", "him", "his") earlier in the same sentence as a "we": that person may be in it."""
     start = max(text.rfind(mark, 0, at) for mark in ".!?") + 1
@@ -174,6 +183,8 @@ def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | N
     found = match.group(0)
     template = _REPLACEMENTS[_normalise(found)]
     if found in _KEEP_AS_IS or (other is None and "{me}" not in template):
+        return found
+    if names["me"] is None and "{me}" in template:
         return found
     if names["we"] is None and "{we}" in template:
         return found
