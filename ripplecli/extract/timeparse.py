@@ -330,8 +330,8 @@ _RULES: list[tuple[str, Handler]] = [
 ]
 _COMPILED = [(re.compile(pattern, re.IGNORECASE), handler) for pattern, handler in _RULES]
 _TRIGGER = re.compile(
-    rf"\b(?:ago|yesterday|today|tonight|tomorrow|night|morning|afternoon|evening|week|weekend|month|year"
-    rf"|days?|{_WEEKDAY}|{_ANY_MONTH}|spring|summer|fall|autumn|winter)\b|\d",
+    rf"\b(?:ago|yesterday|today|tonight|tomorrow|night|morning|afternoon|evening|weeks?|weekends?|months?|years?"
+    rf"|days?|fortnights?|{_WEEKDAY}|{_ANY_MONTH}|spring|summer|fall|autumn|winter)\b|\d",
     re.IGNORECASE,
 )
 
