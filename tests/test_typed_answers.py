@@ -347,3 +347,22 @@ def test_a_yes_to_the_very_question_is_said_outright() -> None:
 
 def test_a_replys_opener_is_no_part_of_the_answer() -> None:
     assert answer_phrase("Thanks, Alex will book the engenho visit.", {"alex"}) == "will book the engenho visit"
+
+
+def test_counts_said_in_words_and_names_that_are_no_days() -> None:
+    from ripplecli.answer.phrases import names_in
+    from ripplecli.answer.spans import count_span
+
+    assert count_span("Nora has about forty boxes of books.") == "forty"
+    assert count_span("Four hundred, plus a belt") == "Four hundred"
+    assert count_span("twenty-five people came") == "twenty-five"
+    assert names_in("Nora took Biscuit to the dog beach on Sunday.", {"nora"}) == "Biscuit"
+
+
+def test_in_two_weeks_is_a_time_in_words_too() -> None:
+    from datetime import datetime
+
+    from ripplecli.answer.spans import time_span
+
+    said = datetime(2026, 2, 8, 11, 20)
+    assert time_span("She starts chemo in two weeks.", said) == time_span("She starts chemo in 2 weeks.", said) != ""

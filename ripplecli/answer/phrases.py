@@ -118,6 +118,12 @@ def _opener(match: re.Match[str], text: str) -> bool:
     return _SENTENCE_START.search(text, 0, match.start()) is not None and len(match.group(0).split()) == 1
 
 
+_TIMES = frozenset(  # capitalised, but a time: "took Biscuit to the dog beach on Sunday" names only Biscuit
+    """monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+    september october november december christmas easter""".split()
+)
+
+
 def _without_little_words(name: str) -> str:
     """A capitalised run without the little words that open it ("If John" → "John", "The Beatles" stays)."""
     words = name.split()
@@ -129,5 +135,5 @@ def _without_little_words(name: str) -> str:
 def names_in(text: str, known: set[str]) -> str:
     """The names the text gives that the question and its persons do not ("his name is Kyle" → "Kyle")."""
     named = (_without_little_words(m.group(0)) for m in _CAPITALISED.finditer(text) if not _opener(m, text))
-    found = [name for name in named if name and name.lower().split()[0] not in known]
+    found = [name for name in named if name and name.lower().split()[0] not in known and name.lower() not in _TIMES]
     return ", ".join(dict.fromkeys(found))

@@ -13,8 +13,12 @@ _DURATION = re.compile(
     r"(?:\s+|-)(?:years?|months?|weeks?|days?|hours?|minutes?))\b",
 )
 _SINGLE = frozenset({"a", "an", "one", "1"})
-NUMBER_WORDS = [w for w in COUNTS if " " not in w and w not in ("a", "an", "one", "few")]  # "the one who"
-_COUNT = re.compile(rf"\b(?:\d[\d,.]*|{'|'.join(NUMBER_WORDS)}|once|twice)\b", re.IGNORECASE)
+NUMBER_WORDS = [w for w in COUNTS if " " not in w and w not in ("a", "an", "one", "few")] + [  # "the one who"
+    *"thirteen fourteen sixteen seventeen eighteen nineteen thirty forty fifty sixty seventy eighty ninety".split(),
+    *"hundred thousand dozen dozens hundreds".split(),
+]
+_NUMBER = rf"(?:\d[\d,.]*|{'|'.join(NUMBER_WORDS)})"
+_COUNT = re.compile(rf"\b(?:{_NUMBER}(?:(?:\s+|-){_NUMBER})*|once|twice)\b", re.IGNORECASE)  # "four hundred"
 _MONTH_DAY = re.compile(rf"\b(?:{'|'.join(m for m in MONTHS if len(m) > 3)})\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _SEASONS = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
