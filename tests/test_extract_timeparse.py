@@ -165,3 +165,14 @@ def test_warm_loads_dateparser_on_a_turn_the_rules_leave_to_it() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True"]
+
+
+def test_the_nth_weekday_of_a_month_is_that_day() -> None:
+    from ripplecli.answer.spans import time_span
+
+    said = datetime(2026, 5, 2, 18, 0)
+    found = find_expression("Last Thursday of May, then.", said)
+    assert found is not None and found[1][0] == datetime(2026, 5, 28)
+    assert find_expression("the second Friday of March 2025", said)[1][0] == datetime(2025, 3, 14)
+    assert time_span("Last Thursday of May, then.", said) == "28 May 2026"
+    assert time_span("Last Thursday was fun", said) == "the Thursday before 2 May 2026"

@@ -49,9 +49,10 @@ def shown_date(stamp: datetime | None) -> str:
 _DAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _RELATIVE_DAY = re.compile(
     r"\b(?:(?P<past>last|this past|past)|(?P<next>next|this coming|coming))\s+"
-    r"(?P<day>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day|nesday|urday|sday)?\b",
+    r"(?P<day>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day|nesday|urday|sday)?\b"
+    r"(?!\s+(?:of|in)\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)\b)",
     re.IGNORECASE,
-)
+)  # not "the last Thursday of May": that is a date of its own
 _ON_DAY = re.compile(rf"^(?:on\s+)?(?:{'|'.join(_DAY_NAMES)})$", re.IGNORECASE)
 _UNITS_AGO = re.compile(
     rf"\b(?P<count>\d+|{'|'.join(w for w in COUNTS if len(w) > 3 or w == 'two')})\s+(?P<unit>weeks|weekends)\s+ago\b",

@@ -239,6 +239,23 @@ def _month(match: re.Match[str], anchor: datetime | None, tense: str) -> Interva
     return _pick(candidates, anchor, _relation(match["rel"], tense))
 
 
+_NTH = {"first": 1, "second": 2, "third": 3, "fourth": 4, "last": -1}
+
+
+def _weekday_of_month(match: re.Match[str], anchor: datetime | None, tense: str) -> Interval | None:
+    """the last Thursday of May, the first Monday in June: that day of the month of the stated year, else of the
+    month the tense points at."""
+    month_of = _month(match, anchor, tense)
+    if month_of is None:
+        return None
+    first, last = month_of[0].date(), month_of[1].date()
+    target = WEEKDAYS[match["weekday"].lower()]
+    days = [first + timedelta(days=k) for k in range((last - first).days + 1)]
+    matching = [day for day in days if day.weekday() == target]
+    nth = _NTH[match["nth"].lower()]
+    return day_span(matching[nth - 1 if nth > 0 else -1]) if len(matching) >= abs(nth) else None
+
+
 def _season(match: re.Match[str], anchor: datetime | None, tense: str) -> Interval | None:
     """last summer, this winter, the summer of 2022 (meteorological seasons, northern hemisphere)."""
     first = SEASON_START[match["season"].lower()]
@@ -309,6 +326,11 @@ _RULES: list[tuple[str, Handler]] = [
     ),
     (rf"\b(?P<rel>{_REL})\s+(?P<unit>week|month|year)\b", _relative_period),
     (rf"\b(?P<rel>{_REL}|over the|on the|at the)\s+weekend\b", _weekend),
+    (
+        rf"\b(?:the\s+)?(?P<nth>first|second|third|fourth|last)\s+(?P<weekday>{_WEEKDAY})\s+(?:of|in)\s+(?P<rel>)"
+        rf"(?P<month>{_FULL_MONTH})\b(?:,?\s+(?P<year>{_YEAR}))?",
+        _weekday_of_month,
+    ),
     (rf"\b(?:(?P<rel>{_REL}|on)\s+)?(?P<weekday>{_WEEKDAY})\b(?!['’]?s\b)", _weekday),
     (rf"\b(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<month>{_ANY_MONTH}),?(?:\s+(?P<year>{_YEAR}))?\b", _calendar_date),
     (rf"\b(?P<month>{_ANY_MONTH})\s+(?P<day>\d{{1,2}}){_ORD}(?!\d)(?:,?\s+(?P<year>{_YEAR}))?\b", _calendar_date),
