@@ -366,3 +366,12 @@ def test_in_two_weeks_is_a_time_in_words_too() -> None:
 
     said = datetime(2026, 2, 8, 11, 20)
     assert time_span("She starts chemo in two weeks.", said) == time_span("She starts chemo in 2 weeks.", said) != ""
+
+
+def test_a_short_reply_without_a_count_takes_the_count_it_answers() -> None:
+    from ripplecli.trace import ReplyContext
+
+    reply = memory(2, "Sam", "That's not terrible for an alternator honestly.")
+    reply.context = ReplyContext("D1:1", "Alex", "Four hundred, plus they want to replace a belt while they're in there.")
+    answer = typed_answer("How much did the alternator cost?", [reply])
+    assert answer.span == "Four hundred" and "Four hundred, plus" in answer.text

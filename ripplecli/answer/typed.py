@@ -438,8 +438,12 @@ def _pointed_at(asked: Question, clause: Clause, evidence: list[Evidence]) -> tu
 
 
 def _how_many(asked: Question, clause: Clause) -> str | None:
-    """The count in the clause that carries the question's cue, with the unit the question asks in ("two weeks")."""
-    return count_span(clause.text, frozenset(asked.words))
+    """The count in the clause that carries the question's cue, with the unit the question asks in ("two weeks");
+    for a short reply without one, the count of the turn it answers ("That's not terrible for an alternator" to
+    "Four hundred, plus a belt")."""
+    context = clause.evidence.context
+    said = count_span(clause.text, frozenset(asked.words))
+    return said or (count_span(context.text, frozenset(asked.words)) if context is not None else None)
 
 
 def _how_long(asked: Question, clause: Clause) -> str | None:
