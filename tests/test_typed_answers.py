@@ -372,6 +372,6 @@ def test_a_short_reply_without_a_count_takes_the_count_it_answers() -> None:
     from ripplecli.trace import ReplyContext
 
     reply = memory(2, "Sam", "That's not terrible for an alternator honestly.")
-    reply.context = ReplyContext("D1:1", "Alex", "Four hundred, plus they want to replace a belt while they're in there.")
+    reply.context = ReplyContext("D1:1", "Alex", "Four hundred, plus they want to replace a belt.")
     answer = typed_answer("How much did the alternator cost?", [reply])
     assert answer.span == "Four hundred" and "Four hundred, plus" in answer.text
