@@ -236,3 +236,20 @@ def test_a_store_keeps_the_encoder_it_was_built_with(tmp_path, fake_extractor):
     with Memory(tmp_path / "int8") as int8, Memory(tmp_path / "fp32") as fp32:
         assert int8.encoder.name == int8.store.get_meta("encoder_name") == "all-MiniLM-L6-v2-int8"
         assert fp32.encoder.name == fp32.store.get_meta("encoder_name") == "all-MiniLM-L6-v2"
+
+
+def test_a_fast_exit_waits_for_an_encoder_still_loading(monkeypatch):
+    """It may be writing the optimised copy into the cache; cut short, that would leave a temp folder behind."""
+    import os
+    import threading
+    import time
+
+    from ripplecli import cli
+    from ripplecli.runtime.encoders import LOADING_THREAD
+
+    finished, exits = [], []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    loading = threading.Thread(target=lambda: (time.sleep(0.2), finished.append(True)), name=LOADING_THREAD)
+    loading.start()
+    cli._leave_now(3)
+    assert finished == [True] and exits == [3]

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 from typing import Annotated
 
 import typer
@@ -85,8 +86,13 @@ def _command(args: list[str]) -> str | None:
 
 
 def _leave_now(code: object) -> None:
-    """Flush what was printed and logged, then end the process at once (see FAST_EXIT_COMMANDS)."""
+    """Flush what was printed and logged, then end the process at once (see FAST_EXIT_COMMANDS). An encoder still
+    loading (a command that failed before it needed it) is waited for: it may be writing its optimised copy."""
     status = code if isinstance(code, int) else (0 if code is None else 1)
+    loading = getattr(sys.modules.get("ripplecli.runtime.encoders"), "LOADING_THREAD", None)  # None: none started
+    for thread in threading.enumerate():
+        if loading is not None and thread.name == loading:
+            thread.join()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed pipe (`ripple ask … | head -1`): nothing to add

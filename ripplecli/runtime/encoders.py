@@ -35,6 +35,7 @@ def load_encoder(backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_EN
 
 
 _started: dict[tuple[str, str], EncoderLoading] = {}
+LOADING_THREAD = "ripple-encoder-load"  # a fast exit waits for these (ripplecli.cli)
 
 
 def load_encoder_soon(
@@ -60,7 +61,7 @@ class EncoderLoading:
         self._key = (backend, model)
         self._encoder: Encoder | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._load, args=(ready,), name="ripple-encoder-load")
+        self._thread = threading.Thread(target=self._load, args=(ready,), name=LOADING_THREAD)
         self._thread.start()
 
     def _load(self, ready: Callable[[str], bool] | None) -> None:
