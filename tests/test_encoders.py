@@ -249,6 +249,7 @@ def test_a_fast_exit_waits_for_an_encoder_still_loading(monkeypatch):
 
     finished, exits = [], []
     monkeypatch.setattr(os, "_exit", exits.append)
+    monkeypatch.setattr(cli.logging, "shutdown", lambda: None)  # pytest's own log handlers stay open
     loading = threading.Thread(target=lambda: (time.sleep(0.2), finished.append(True)), name=LOADING_THREAD)
     loading.start()
     cli._leave_now(3)
