@@ -15,6 +15,11 @@ ROLE_WORDS = frozenset({"me", "user", "human"})  # what exports call the owner w
 _FIRST_PERSON = re.compile(r"(?<![\w'’])(?:I|i|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)(?![\w'’]|[.\-]\w)")
 
 
+def is_role_word(name: str) -> bool:
+    """An export's word for its owner, not a name ("User", "Me", "Human")."""
+    return name.strip().casefold() in ROLE_WORDS
+
+
 def owner_names(conversations: Sequence[Conversation]) -> Iterator[str]:
     """The speaker of every owner turn, in order ("User", the account name, "me")."""
     return (t.speaker for c in conversations for s in c.sessions for t in s.turns if t.role == OWNER)
@@ -27,10 +32,10 @@ def owner_speaker(conversations: Sequence[Conversation]) -> str | None:
 
 def default_owner_name(conversations: Sequence[Conversation]) -> str | None:
     """The name the owner's turns get when `me` is not set: the export's own, a bare role word capitalised
-    ("user" -> "User", so a restatement reads "User: … User will …", not "user: … User will …"). A real name
-    from any of the exports ("Alex" of a WhatsApp chat) wins over a role word (the notes' "me", ChatGPT's "user")."""
+    ("user" -> "User", so a restatement opens "User: …", as a name would). A real name from any of the exports
+    ("Alex" of a WhatsApp chat) wins over a role word (the notes' "me", ChatGPT's "user")."""
     names = list(owner_names(conversations))
-    name = next((n for n in names if n.casefold() not in ROLE_WORDS), names[0] if names else None)
+    name = next((n for n in names if not is_role_word(n)), names[0] if names else None)
     if name is None or any(c.isupper() for c in name):
         return name
     return name[:1].upper() + name[1:]

@@ -108,7 +108,7 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
     Asked only on a terminal, and saved as `me`."""
     from ripplecli.api import owner_name
     from ripplecli.local_models import set_config
-    from ripplecli.owner import ROLE_WORDS, default_owner_name
+    from ripplecli.owner import default_owner_name, is_role_word
 
     conversations = [c for _, chats in parsed for c in chats]
     default = default_owner_name(conversations)
@@ -122,7 +122,7 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
         answer = typer.prompt(question, default=default, err=True)  # stderr: `--json` output stays JSON
         set_config("me", answer)
         return " ".join(answer.split()), None
-    if default.casefold() in ROLE_WORDS:
+    if is_role_word(default):
         hint = (
             f"ripple: your own messages are stored as '{default}'; to use your name, run "
             "`ripple config set me NAME` before ingesting"

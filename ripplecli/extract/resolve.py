@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ripplecli.cues import STOPWORDS
-from ripplecli.owner import ROLE_WORDS
+from ripplecli.owner import is_role_word
 from ripplecli.wording import plural_of
 
 # Lower-cased phrase (straight apostrophes, single spaces) -> replacement; {me} is the speaker,
@@ -139,8 +139,8 @@ def resolve_references(text: str, speaker: str, other: str | None, we: bool = Tr
     we/us/our) to names; a present-tense verb right after a bare "I" takes the name's third person ("I need" ->
     "Alex needs")."""
     # An owner with no name yet ("Me", "User", "Human"): "I" and "you" stay, "Thanks, Me will book" reads worse.
-    me = None if _is_role_word(speaker) else speaker
-    other = None if other is not None and _is_role_word(other) else other
+    me = None if is_role_word(speaker) else speaker
+    other = None if other is not None and is_role_word(other) else other
     names = {"me": me, "you": other, "we": f"{speaker} and {other}" if we and me and other else None}
     pieces: list[str] = []
     at = 0
@@ -165,11 +165,6 @@ def _partner_before(text: str, at: int) -> str | None:
     joined = _JOINED_NAME.search(text, start, at)
     name = next(name for name in joined.groups() if name) if joined else None
     return name if name and name.lower() not in STOPWORDS else None  # not "Thanks and I hope we…"
-
-
-def _is_role_word(name: str) -> bool:
-    """An export's word for its owner, not a name ("User", "Me", "Human")."""
-    return name.strip().casefold() in ROLE_WORDS
 
 
 def _third_person_before(text: str, at: int) -> bool:
