@@ -161,16 +161,19 @@ def resolve_references(text: str, speaker: str, other: str | None, we: bool = Tr
 def _partner_before(text: str, at: int) -> str | None:
     """The name joined to "I" earlier in the same sentence ("Lena and I went there for our anniversary"): the "we"
     after it is the two of them, not the two people chatting."""
-    start = max(text.rfind(mark, 0, at) for mark in ".!?") + 1
-    joined = _JOINED_NAME.search(text, start, at)
+    joined = _JOINED_NAME.search(text, _sentence_start(text, at), at)
     name = next(name for name in joined.groups() if name) if joined else None
     return name if name and name.lower() not in STOPWORDS else None  # not "Thanks and I hope we…"
 
 
 def _third_person_before(text: str, at: int) -> bool:
     """A "she", "he" (or "her", "him", "his") earlier in the same sentence as a "we": that person may be in it."""
-    start = max(text.rfind(mark, 0, at) for mark in ".!?") + 1
-    return _THIRD_PERSON_WORD.search(text, start, at) is not None
+    return _THIRD_PERSON_WORD.search(text, _sentence_start(text, at), at) is not None
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding `at` starts: after the last . ! or ? before it."""
+    return max(text.rfind(mark, 0, at) for mark in ".!?") + 1
 
 
 def _resolved(match: re.Match[str], names: dict[str, str | None], other: str | None) -> str:
