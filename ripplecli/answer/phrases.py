@@ -11,6 +11,7 @@ import re
 
 from ripplecli.answer.spans import STOP_EDGE
 from ripplecli.cues import STOPWORDS, naive_lemma
+from ripplecli.extract.timeparse import FULL_MONTHS, WEEKDAYS
 
 TIME_WORDS = frozenset(
     """last next this past week weekend night month year yesterday today tonight recently lately ago morning
@@ -118,10 +119,8 @@ def _opener(match: re.Match[str], text: str) -> bool:
     return _SENTENCE_START.search(text, 0, match.start()) is not None and len(match.group(0).split()) == 1
 
 
-_TIMES = frozenset(  # capitalised, but a time: "took Biscuit to the dog beach on Sunday" names only Biscuit
-    """monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
-    september october november december christmas easter""".split()
-)
+# Capitalised, but a time: "took Biscuit to the dog beach on Sunday" names only Biscuit.
+_TIMES = frozenset({*WEEKDAYS, *FULL_MONTHS, "christmas", "easter"})
 
 
 def _without_little_words(name: str) -> str:

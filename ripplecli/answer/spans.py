@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from ripplecli.extract.timeparse import COUNTS, MONTHS, find_expression
+from ripplecli.extract.timeparse import COUNTS, FULL_MONTHS, MONTHS, WEEKDAYS, find_expression
 
 _DURATION = re.compile(
     r"\b(?:since\s+(?:(?:19|20)\d\d|[A-Z][a-z]+(?:\s+(?:19|20)\d\d)?)"
@@ -46,11 +46,11 @@ def shown_date(stamp: datetime | None) -> str:
     return f"{stamp.day} {stamp:%B %Y}" if stamp else ""
 
 
-_DAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+_DAY_NAMES = list(WEEKDAYS)
 _RELATIVE_DAY = re.compile(
     r"\b(?:(?P<past>last|this past|past)|(?P<next>next|this coming|coming))\s+"
     r"(?P<day>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day|nesday|urday|sday)?\b"
-    r"(?!\s+(?:of|in)\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)\b)",
+    rf"(?!\s+(?:of|in)\s+(?:{'|'.join(FULL_MONTHS)})\b)",
     re.IGNORECASE,
 )  # not "the last Thursday of May": that is a date of its own
 _ON_DAY = re.compile(rf"^(?:on\s+)?(?:{'|'.join(_DAY_NAMES)})$", re.IGNORECASE)
@@ -93,7 +93,7 @@ def time_span(said: str, stamp: datetime | None) -> str:
     return written_interval(phrase.lower(), start, end, stamp)
 
 
-_RECURRING = re.compile(r"\b(?:every\s+(?:other\s+)?)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.IGNORECASE)
+_RECURRING = re.compile(rf"\b(?:every\s+(?:other\s+)?)?(?:{'|'.join(_DAY_NAMES)})s?\b", re.IGNORECASE)
 
 
 def recurring_day(said: str) -> str | None:

@@ -66,6 +66,7 @@ ROLLING_DAYS = {"week": 7, "month": 30, "year": 365}
 RELATIONS = {"last": "last", "past": "last", "this past": "last", "next": "next", "coming": "next"}
 
 _FULL_MONTH = "january|february|march|april|may|june|july|august|september|october|november|december"
+FULL_MONTHS = tuple(_FULL_MONTH.split("|"))
 _ANY_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True)) + r"\.?"
 _WEEKDAY = "|".join(WEEKDAYS)
 _COUNT = "|".join(sorted(map(re.escape, COUNTS), key=len, reverse=True)) + r"|\d{1,3}"
