@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ripplecli.answer.phrases import stem
 from ripplecli.answer.spans import is_duration
 from ripplecli.cues import STOPWORDS
 
@@ -24,13 +25,7 @@ _OBJECT_END = re.compile(
 )
 OBJECT_WORDS = 8  # an object longer than this is a clause, not the thing asked for
 BETWEEN = 2  # words allowed between the anchor and its preposition ("allergic [mostly] to", "training [hard] for")
-_SUFFIX = re.compile(r"(?:ers|ing|ed|es|er|s|e)$")
 _WORD = re.compile(r"[\w'-]+")
-
-
-def stem(token: str) -> str:
-    """A crude shared stem so "moving", "movers" and "move" meet: a common ending off, then five letters."""
-    return (_SUFFIX.sub("", token) if len(token) > 3 else token)[:5]
 
 
 @dataclass(frozen=True)

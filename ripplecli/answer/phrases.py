@@ -17,6 +17,7 @@ TIME_WORDS = frozenset(
     """last next this past week weekend night month year yesterday today tonight recently lately ago morning
     evening afternoon monday tuesday wednesday thursday friday saturday sunday few""".split()
 )
+_SUFFIX = re.compile(r"(?:ers|ing|ed|es|er|s|e)$")
 _EDGE = re.compile(r"^[^\w\"“'+]+|[^\w\"”'+]+$")
 _CAPTION = re.compile(r"^\[image:\s*(?:an?\s+)?(?:photo|photograph|photography|picture|image)\s+of\s+", re.IGNORECASE)
 _AUX = r"(?:did|does|do|is|was|are|were|has|have|had|can|could|would|will|should|might|may)"
@@ -39,6 +40,11 @@ _NUMBERED = re.compile(r"^(?:\d+|[A-Z]\d+|\d+[A-Z]|#\d+)[,.;:!?]?$")  # what nam
 def bare(word: str) -> str:
     """A word as the rules compare it: lower-case, without punctuation at its edges."""
     return _EDGE.sub("", word.lower().replace("’", "'"))
+
+
+def stem(token: str) -> str:
+    """A crude shared stem so "moving", "movers" and "move" meet: a common ending off, then five letters."""
+    return (_SUFFIX.sub("", token) if len(token) > 3 else token)[:5]
 
 
 def trimmed(words: list[str], dropped: set[str]) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from ripplecli.answer.base import NOT_FOUND, Answer
-from ripplecli.answer.objects import asked_object, object_after, stem
+from ripplecli.answer.objects import asked_object, object_after
 from ripplecli.answer.phrases import (
     TIME_WORDS,
     answer_phrase,
@@ -25,6 +25,7 @@ from ripplecli.answer.phrases import (
     names_in,
     noun_phrase,
     quoted,
+    stem,
 )
 from ripplecli.answer.spans import (
     count_span,
