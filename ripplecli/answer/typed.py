@@ -123,7 +123,7 @@ class Question:
         self.tokens = set(tokens)
         self.weights = {stem(t): NAME_WEIGHT if t in persons or t in name_words else 1.0 for t in tokens}
         self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
-        self.words = {t for t in re.findall(r"[a-z0-9']+", text.lower())}
+        self.words = set(re.findall(r"[a-z0-9']+", lowered))
         self.when = asked_time(text, evidence) if self.type != "when" else None
         self.object = asked_object(text, persons) if not many(text) else None  # "What is Maya allergic to?"
         self.wants_questions = _ASKS.search(text) is not None  # "What did I ask about bakeries?"
@@ -442,9 +442,9 @@ def _how_many(asked: Question, clause: Clause) -> str | None:
     """The count in the clause that carries the question's cue, with the unit the question asks in ("two weeks");
     for a short reply without one, the count of the turn it answers ("That's not terrible for an alternator" to
     "Four hundred, plus a belt")."""
-    context = clause.evidence.context
-    said = count_span(clause.text, frozenset(asked.words))
-    return said or (count_span(context.text, frozenset(asked.words)) if context is not None else None)
+    context, units = clause.evidence.context, frozenset(asked.words)
+    said = count_span(clause.text, units)
+    return said or (count_span(context.text, units) if context is not None else None)
 
 
 def _how_long(asked: Question, clause: Clause) -> str | None:

@@ -89,7 +89,8 @@ def read_input(path: Path, fmt: str = "auto") -> Reading:
             reading = read_bundle(dict(zip_members(raw, name, others)), name, fmt)
         else:
             chosen, found = read_file_as(raw, name, fmt, _mtime(info))
-            reading = Reading(named_by_account(found, FORMATS.load(chosen), _beside(path, FORMATS.load(chosen))))
+            reader: ChatFormat = FORMATS.load(chosen)
+            reading = Reading(named_by_account(found, reader, _beside(path, reader)))
     members = sorted(reading.members + others, key=lambda member: member.path)
     return Reading(_with_turns(reading.conversations, name), members)
 
