@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from ripplecli.extract.timeparse import COUNTS, FULL_MONTHS, MONTHS, WEEKDAYS, find_expression
+from ripplecli.extract.timeparse import COUNTS, MONTHS, WEEKDAYS, find_expression
 
 _DURATION = re.compile(
     r"\b(?:since\s+(?:(?:19|20)\d\d|[A-Z][a-z]+(?:\s+(?:19|20)\d\d)?)"
@@ -49,10 +49,9 @@ def shown_date(stamp: datetime | None) -> str:
 _DAY_NAMES = list(WEEKDAYS)
 _RELATIVE_DAY = re.compile(
     r"\b(?:(?P<past>last|this past|past)|(?P<next>next|this coming|coming))\s+"
-    r"(?P<day>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day|nesday|urday|sday)?\b"
-    rf"(?!\s+(?:of|in)\s+(?:{'|'.join(FULL_MONTHS)})\b)",
+    r"(?P<day>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day|nesday|urday|sday)?\b",
     re.IGNORECASE,
-)  # not "the last Thursday of May": that is a date of its own
+)
 _ON_DAY = re.compile(rf"^(?:on\s+)?(?:{'|'.join(_DAY_NAMES)})$", re.IGNORECASE)
 _UNITS_AGO = re.compile(
     rf"\b(?P<count>\d+|{'|'.join(w for w in COUNTS if len(w) > 3 or w == 'two')})\s+(?P<unit>weeks|weekends)\s+ago\b",
@@ -60,10 +59,10 @@ _UNITS_AGO = re.compile(
 )
 
 
-def relative_day(said: str, stamp: datetime | None) -> tuple[int, str] | None:
+def relative_day(said: str, stamp: datetime | None) -> tuple[int, int, str] | None:
     """A day named by its weekday or counted in weeks from the day it was said, written the way people date it:
     "last Fri" said on 15 July 2023 → "the Friday before 15 July 2023", "two weeks ago" → "two weeks before …";
-    with where it starts in the words. None without a session date."""
+    with where it starts and ends in the words. None without a session date."""
     if stamp is None:
         return None
     day = _RELATIVE_DAY.search(said)
@@ -72,17 +71,18 @@ def relative_day(said: str, stamp: datetime | None) -> tuple[int, str] | None:
     if first is None:
         return None
     if first is ago:
-        return first.start(), f"{first.group('count')} {first.group('unit').lower()} before {shown_date(stamp)}"
+        written = f"{first.group('count')} {first.group('unit').lower()} before {shown_date(stamp)}"
+        return first.start(), first.end(), written
     name = next(d for d in _DAY_NAMES if d.startswith(first.group("day").lower()[:3])).title()
-    return first.start(), f"the {name} {'before' if first.group('past') else 'after'} {shown_date(stamp)}"
+    return first.start(), first.end(), f"the {name} {'before' if first.group('past') else 'after'} {shown_date(stamp)}"
 
 
 def time_span(said: str, stamp: datetime | None) -> str:
     """The first time the words state, resolved against the session date and written for a person ("" if none)."""
     found = find_expression(said, stamp)
     named = relative_day(said, stamp)
-    if named is not None and (found is None or named[0] <= said.find(found[0])):
-        return named[1]
+    if named is not None and (found is None or _first_and_whole(named, said.find(found[0]), len(found[0]))):
+        return named[2]
     if found is None:
         return ""
     phrase, (start, end) = found
@@ -101,6 +101,12 @@ def recurring_day(said: str) -> str | None:
     Mondays is closed now, so let's go on Wednesdays" moves from one to the other."""
     found = [m.group(0) for m in _RECURRING.finditer(said) if m.group(0).lower().endswith("s") or " " in m.group(0)]
     return found[-1] if found else None
+
+
+def _first_and_whole(named: tuple[int, int, str], start: int, length: int) -> bool:
+    """Whether the relative day comes before the rules' expression, or at the same place and no shorter: a longer
+    one the rules read as a whole ("the last Thursday of May") is a date of its own."""
+    return named[0] < start or (named[0] == start and named[1] - named[0] >= length)
 
 
 _WEEKDAY_FROM = re.compile(
