@@ -11,12 +11,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.files import read_json_object
 from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
+from ripplecli.store.engine import duckdb
 from ripplecli.wording import counted
 
 DEFAULT_DIM = 384  # all-MiniLM-L6-v2, the default encoder
