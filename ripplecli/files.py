@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -26,6 +27,38 @@ def replace_atomically(target: Path, write: Callable[[Path], T]) -> T:
     finally:
         if os.path.exists(temp_name):
             os.unlink(temp_name)
+
+
+def replace_folder(target: Path, write: Callable[[Path], T]) -> T:
+    """Let `write` fill a fresh temp folder beside `target`, then swap it in for `target` (a derived index).
+
+    A crash leaves the old folder or the new one (and a dot-named temp folder that `Store` clears on its next
+    writable open), never a folder half written."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        result = write(staging)
+        if target.exists():  # rename cannot replace a folder: move the old one aside first
+            retired = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
+            os.rename(target, retired / target.name)
+            os.rename(staging, target)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.rename(staging, target)
+        return result
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def mapped_array(path: Path) -> Any:
+    """A saved .npy array mapped read-only, as a plain ndarray view (numpy's memmap class costs on every index): a
+    one-shot ask reads the few rows it needs, not the file. A zero-length array, which numpy will not map, is read."""
+    import numpy as np
+
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
+    except ValueError:
+        return np.load(path, allow_pickle=False)
 
 
 def read_json_object(path: Path) -> dict | None:

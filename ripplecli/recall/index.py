@@ -15,8 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from ripplecli.cues import canonical_name
-from ripplecli.store import lookups, queries
+from ripplecli.store import queries
 from ripplecli.store.db import Store
+from ripplecli.store.lookups import CUE_COLUMNS, KeyedReads, SqlReads
 
 
 class StoreMap(Mapping):
@@ -94,7 +95,7 @@ class RecallIndex:
     speaker_of: Mapping[int, str] = field(default_factory=dict)
     owner: str | None = None  # the name the store owner's turns are stored under (most of them, if it changed)
     frequencies: Mapping[str, int] | None = None  # on-demand index: concept cue -> holder count, without the ids
-    store: Store | None = None  # on-demand index: where the maps read from
+    reads: KeyedReads | None = None  # on-demand index: where the maps read from
     placed: Mapping[int, tuple[str, datetime | None]] = field(default_factory=dict)  # memory -> conversation, said at
     titles: dict[str, str] = field(default_factory=dict)  # conversation -> its export's title
     _said: tuple[list[datetime], list[int]] | None = field(default=None, repr=False)  # said_within's sorted copy
@@ -131,32 +132,32 @@ class RecallIndex:
 
     @classmethod
     def open(cls, store: Store) -> RecallIndex:
-        """An index that reads from the store only the keys a question asks for (see the module docstring)."""
+        """An index that reads from the store only the keys a question asks for (see the module docstring): from
+        the arrays the last writer saved when they are current, else by SQL."""
+        reads: KeyedReads = store.recall_arrays() or SqlReads(store)
 
         def of(table: str) -> StoreMap:
-            return StoreMap(lambda ids: lookups.cues_of(store, table, ids))
+            return StoreMap(lambda ids: reads.cues_of(table, ids))
 
         def holders(table: str, listed: bool = False) -> StoreMap:
-            keys = (lambda: lookups.cue_values(store, table)) if listed else None
-            return StoreMap(lambda values: lookups.holders_of(store, table, values), keys)
+            keys = (lambda: reads.cue_values(table)) if listed else None
+            return StoreMap(lambda values: reads.holders_of(table, values), keys)
 
         index = cls(
             version=store.version("memories"),
-            texts=StoreMap(lambda ids: lookups.restatements_of(store, ids), size=lambda: store.count("memories")),
+            texts=StoreMap(reads.restatements_of, size=lambda: reads.count),
             concepts_of=of("memory_cues"),
             holders=holders("memory_cues"),
             persons_of=of("memory_persons"),
             person_holders=holders("memory_persons", listed=True),
             locations_of=of("memory_locations"),
             location_holders=holders("memory_locations", listed=True),
-            forms=StoreMap(lambda forms: lookups.forms_of(store, forms)),
-            neighbours=StoreMap(lambda ids: lookups.contiguity_of(store, ids)),
-            speaker_of=StoreMap(
-                lambda ids: {m: canonical_name(n) for m, n in lookups.first_speakers_of(store, ids).items()}
-            ),
-            frequencies=StoreMap(lambda cues: lookups.holder_counts(store, cues)),
-            store=store,
-            placed=StoreMap(lambda ids: lookups.placed_of(store, ids)),
+            forms=StoreMap(reads.forms_of),
+            neighbours=StoreMap(reads.contiguity_of),
+            speaker_of=StoreMap(lambda ids: {m: canonical_name(n) for m, n in reads.first_speakers_of(ids).items()}),
+            frequencies=StoreMap(reads.holder_counts),
+            reads=reads,
+            placed=StoreMap(reads.placed_of),
         )
         _read_people(index, store)
         return index
@@ -164,7 +165,7 @@ class RecallIndex:
     @property
     def lazy(self) -> bool:
         """Whether the maps read from the store on demand."""
-        return self.store is not None
+        return self.reads is not None
 
     def prefetch(self, ids: Iterable[int] = (), **maps: Iterable[Hashable]) -> None:
         """Read ahead in batches: every per-memory map for `ids`, and `name=keys` for named maps (eager: no-op).
@@ -184,19 +185,19 @@ class RecallIndex:
 
     def _prefetch_rows(self, ids: list[int]) -> None:
         """The texts, places and cue sets of `ids` not read yet: one query for the first two, one for the cues."""
-        store, texts, placed = self.store, self.texts, self.placed
-        if isinstance(texts, StoreMap) and isinstance(placed, StoreMap) and store is not None:
+        reads, texts, placed = self.reads, self.texts, self.placed
+        if isinstance(texts, StoreMap) and isinstance(placed, StoreMap) and reads is not None:
             todo = list(dict.fromkeys([*texts.missing(ids), *placed.missing(ids)]))
             if todo:
-                found_texts, found_placed = lookups.memory_rows_of(store, todo)
+                found_texts, found_placed = reads.memory_rows_of(todo)
                 texts.fill(todo, found_texts)
                 placed.fill(todo, found_placed)
         cue_maps = [m for m in (self.concepts_of, self.persons_of, self.locations_of) if isinstance(m, StoreMap)]
-        if store is not None and len(cue_maps) == len(lookups.CUE_COLUMNS):
+        if reads is not None and len(cue_maps) == len(CUE_COLUMNS):
             todo = list(dict.fromkeys(k for mapping in cue_maps for k in mapping.missing(ids)))
             if todo:
-                found = lookups.cue_sets_of(store, todo)
-                for table, mapping in zip(lookups.CUE_COLUMNS, cue_maps, strict=True):  # the tables in map order
+                found = reads.cue_sets_of(todo)
+                for table, mapping in zip(CUE_COLUMNS, cue_maps, strict=True):  # the tables in map order
                     mapping.fill(todo, found[table])
 
     def cue_frequency(self, cue: str) -> int:
@@ -207,21 +208,21 @@ class RecallIndex:
 
     def grounded_of(self, ids: Iterable[int]) -> dict[int, tuple[datetime, datetime]]:
         """memory id -> the time its text refers to, for those of `ids` whose text names one."""
-        if self.store is not None:
-            return lookups.grounded_of(self.store, list(ids))
+        if self.reads is not None:
+            return self.reads.grounded_of(list(ids))
         wanted = set(ids)
         return {mid: (start, end) for mid, start, end in self.grounded_times if mid in wanted}
 
     def grounded_within(self, start: datetime, end: datetime) -> list[int]:
         """Memories whose text names a time overlapping [start, end]."""
-        if self.store is not None:
-            return lookups.grounded_within(self.store, start, end)
+        if self.reads is not None:
+            return self.reads.grounded_within(start, end)
         return [mid for mid, t0, t1 in self.grounded_times if t0 <= end and t1 >= start]
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
         """Memories said within [start, end] (a loaded index bisects its memories sorted by when they were said)."""
-        if self.store is not None:
-            return lookups.said_within(self.store, start, end)
+        if self.reads is not None:
+            return self.reads.said_within(start, end)
         if self._said is None:
             order = sorted((said, mid) for mid, (_, said) in self.placed.items() if said is not None)
             self._said = ([said for said, _ in order], [mid for _, mid in order])

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.files import read_json_object
@@ -18,12 +18,16 @@ from ripplecli.store import schema
 from ripplecli.store.engine import duckdb
 from ripplecli.wording import counted
 
+if TYPE_CHECKING:
+    from ripplecli.store.recall_arrays import RecallArrays
+
 DEFAULT_DIM = 384  # all-MiniLM-L6-v2, the default encoder
 log = logging.getLogger("ripplecli")
 
 DB_FILE = "ripple.duckdb"
 VECTOR_FILE = "vectors.hnsw"
 LEXICAL_DIR = "lexical"
+RECALL_DIR = "recall"  # recall's keyed reads as arrays (store/recall_arrays.py)
 _LOCK_PID = re.compile(r"PID (\d+)")
 # Meta key set in a forget's deleting transaction and cleared only in the rewritten file: while it is set, deleted
 # text may still sit in DuckDB's free blocks or in a derived index, and the next writer finishes the rewrite.
@@ -114,6 +118,7 @@ class Store:
         self._lexical: Any = None
         self._meta: dict[str, str] | None = None  # a read-only store's meta, read once (no one writes it meanwhile)
         self.healed: list[str] = []  # what opening for writing finished for an interrupted command
+        self.closed = False
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True, read_only: bool = False) -> Store:
@@ -160,21 +165,28 @@ class Store:
         return schema.read_version(self.con)
 
     def close(self) -> None:
-        """Close the connection; a writer first makes sure the derived indexes match what is committed."""
+        """Close the connection (again: nothing to do); a writer first makes sure the derived indexes match what is
+        committed."""
+        if self.closed:
+            return
         if not self.read_only:
             self._heal_derived_indexes()
         self.con.close()
+        self.closed = True
         if not self.read_only:
             protect(self.path)
 
     def _heal_derived_indexes(self) -> None:
-        """Rebuild an index a killed writer committed past but never saved (when fresh: two small JSON reads)."""
+        """Rebuild an index this writer or a killed one committed past but never saved (when fresh: a few small
+        reads). Every writer's close passes here, so the next ask finds the recall arrays current."""
         from ripplecli.cues import TOKENIZER_VERSION
 
         lexical = read_json_object(self.path / LEXICAL_DIR / "ripple.json") or {}
         built = (lexical.get("version"), lexical.get("tokenizer", 1))
         if built != (self.version("memories"), TOKENIZER_VERSION) and self.count("memories"):
             self.refresh_lexical_index()
+        if self.recall_arrays() is None:
+            self.save_recall_arrays()
         vectors = read_json_object(self.path / (VECTOR_FILE + ".meta.json")) or {}
         count = self.count("vectors")
         if not self._vectors_saved(vectors, count) and (count or vectors):
@@ -215,6 +227,7 @@ class Store:
         it): what a forget owes so no file keeps the deleted text."""
         self.rebuild_vector_index()
         self.refresh_lexical_index()
+        self.save_recall_arrays()
         self.compact(clear_meta=REWRITE_OWED)
         remove_leftovers(self.path)
 
@@ -378,6 +391,18 @@ class Store:
                     protect(self.path / LEXICAL_DIR)
             self._lexical = index
         return self._lexical
+
+    def recall_arrays(self) -> RecallArrays | None:
+        """Recall's keyed reads saved as arrays, when they hold the committed memories; else None (read by SQL)."""
+        from ripplecli.store.recall_arrays import RecallArrays
+
+        return RecallArrays.open(self.path / RECALL_DIR, self.version("memories"))
+
+    def save_recall_arrays(self) -> None:
+        """Write recall's arrays from the committed tables (a writer's close, a forget's rewrite, a repair)."""
+        from ripplecli.store.recall_arrays import build
+
+        build(self, self.path / RECALL_DIR)
 
     def refresh_lexical_index(self) -> None:
         """Rebuild and save the lexical index now (end of an ingest), so asks find it fresh."""

@@ -6,8 +6,9 @@ import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from ripplecli.files import read_json_object
 from ripplecli.store import schema
-from ripplecli.store.db import LEXICAL_DIR, VECTOR_FILE, Store, leftovers, remove_leftovers
+from ripplecli.store.db import LEXICAL_DIR, RECALL_DIR, VECTOR_FILE, Store, leftovers, remove_leftovers
 from ripplecli.wording import counted
 
 OK, STALE, PROBLEM = "ok", "stale", "problem"  # stale: a derived cache that is rebuilt on next use; not a failure
@@ -128,6 +129,23 @@ def _same_labels(store: Store, index) -> bool:
     return index.ids() == stored
 
 
+def check_recall_arrays(store: Store) -> Finding:
+    """The saved keyed-read arrays against the memories table."""
+    from ripplecli.store.recall_arrays import META_FILE, RecallArrays
+
+    count, version = store.count("memories"), store.version("memories")
+    folder = store.path / RECALL_DIR
+    arrays = RecallArrays.open(folder, version)
+    if arrays is None:
+        saved = read_json_object(folder / META_FILE)
+        why = "missing or unreadable" if saved is None else f"version {saved.get('version')} < store {version}"
+        return Finding("recall arrays", STALE, f"{why}; rebuilt by the next writer (asks read the tables meanwhile)")
+    stored = [r[0] for r in store.con.execute("SELECT memory_id FROM memories ORDER BY memory_id").fetchall()]
+    if arrays.ids.tolist() != stored:
+        return Finding("recall arrays", PROBLEM, f"{counted(arrays.count, 'memory')} saved, {count} in the store")
+    return Finding("recall arrays", OK, f"{counted(count, 'memory')}, version {version}")
+
+
 def check_lexical_index(store: Store) -> Finding:
     """The saved BM25 index against the memories table."""
     from ripplecli.store.lexical import Bm25Index
@@ -171,6 +189,7 @@ CHECKS: dict[str, Callable[[Store], Finding]] = {
     **{name: _rows_check(name, sql, what) for name, (sql, what) in {**ORPHANS, **INTEGRITY}.items()},
     "vector index": check_vector_index,
     "lexical index": check_lexical_index,
+    "recall arrays": check_recall_arrays,
     "leftover temp files": check_leftovers,
     "unfinished forget": check_rewrite_owed,
 }
@@ -197,9 +216,10 @@ def repair(store: Store) -> list[str]:
     store.rebuild_vector_index()
     shutil.rmtree(store.path / LEXICAL_DIR, ignore_errors=True)  # a saved index at the current version is reused
     store.refresh_lexical_index()
+    store.save_recall_arrays()
     done.append(
-        f"rebuilt the vector index ({store.count('vectors')}) and the lexical index "
-        f"({store.count('memories')}) from the tables"
+        f"rebuilt the vector index ({store.count('vectors')}), the lexical index and the recall arrays "
+        f"({counted(store.count('memories'), 'memory')}) from the tables"
     )
     return done
 

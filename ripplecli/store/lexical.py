@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ripplecli.cues import TOKENIZER_VERSION, content_tokens
+from ripplecli.files import mapped_array, replace_folder
 from ripplecli.protocols import Hits
 
 META_FILE = "ripple.json"
@@ -46,7 +45,7 @@ class Bm25Scores:
     @classmethod
     def read(cls, model_folder: Path) -> Bm25Scores:
         """The scores bm25s saved in `model_folder`."""
-        arrays = {name: np.load(model_folder / file) for name, file in SCORE_FILES.items()}
+        arrays = {name: mapped_array(model_folder / file) for name, file in SCORE_FILES.items()}  # a query reads a few
         vocab = json.loads((model_folder / VOCAB_FILE).read_text(encoding="utf-8"))
         params = json.loads((model_folder / "params.index.json").read_text(encoding="utf-8"))
         return cls(vocab, arrays["data"], arrays["indices"], arrays["indptr"], int(params["num_docs"]))
@@ -64,7 +63,7 @@ class Bm25Scores:
 class Bm25Index:
     """bm25s scoring over our own tokens; row i of the corpus is memory `ids[i]`."""
 
-    def __init__(self, ids: list[int], retriever=None, scores: Bm25Scores | None = None) -> None:
+    def __init__(self, ids: Sequence[int] | np.ndarray, retriever=None, scores: Bm25Scores | None = None) -> None:
         self.ids = np.asarray(ids, dtype=np.int64)
         self._retriever = retriever  # set when built in this process (needed to save)
         self._scores = scores or (Bm25Scores.of_retriever(retriever) if retriever is not None else None)
@@ -96,19 +95,13 @@ class Bm25Index:
         if not tokens:
             return []
         scores = self._scores.score(tokens)
-        top = np.argsort(-scores, kind="stable")[:k]
-        return [(int(self.ids[row]), float(scores[row])) for row in top if scores[row] > 0]
+        matched = np.flatnonzero(scores > 0)  # sorting only these keeps an ask's cost off the store's size
+        top = matched[np.argsort(-scores[matched], kind="stable")[:k]]
+        return [(int(self.ids[row]), float(scores[row])) for row in top]
 
     def save(self, folder: Path, version: int) -> None:
         """Write into a temp folder beside `folder`, then swap it in; a crash leaves the old or no index."""
-        folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".tmp"))
-        try:
-            self._write(staging, version)
-            _swap_in(staging, folder)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        replace_folder(Path(folder), lambda staging: self._write(staging, version))
 
     def _write(self, staging: Path, version: int) -> None:
         """All files of the index, into a fresh folder."""
@@ -126,7 +119,7 @@ class Bm25Index:
         folder = Path(folder)
         try:
             meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-            ids = np.load(folder / IDS_FILE).tolist()
+            ids = mapped_array(folder / IDS_FILE)
             model = folder / MODEL_FOLDER
             scores = Bm25Scores.read(model) if model.is_dir() else None  # no folder: no document had a token
         except (OSError, ValueError, KeyError):
@@ -136,14 +129,3 @@ class Bm25Index:
         if meta.get("tokenizer", 1) != TOKENIZER_VERSION:  # built with other tokens: a query would miss
             return None, None
         return cls(ids, scores=scores), int(meta["version"])
-
-
-def _swap_in(staging: Path, folder: Path) -> None:
-    """Rename `staging` to `folder`, moving an existing folder aside first (rename cannot replace a dir)."""
-    if not folder.exists():
-        os.rename(staging, folder)
-        return
-    retired = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".old"))
-    os.rename(folder, retired / folder.name)
-    os.rename(staging, folder)
-    shutil.rmtree(retired, ignore_errors=True)

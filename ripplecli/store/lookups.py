@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
 from ripplecli.store.db import Store
 
@@ -17,151 +18,188 @@ def _column(table: str) -> str:
     return CUE_COLUMNS[table]
 
 
-def memory_rows_of(store: Store, ids: Sequence[int]) -> tuple[dict[int, str], dict[int, tuple[str, datetime | None]]]:
-    """memory id -> restatement, and memory id -> (conversation, said at), for the given ids, in one query."""
-    rows = store.con.execute(
-        "SELECT memory_id, restatement, conversation_id, said_at FROM memories "
-        "WHERE memory_id IN (SELECT unnest($1::BIGINT[]))",
-        [list(ids)],
-    ).fetchall()
-    return {mid: text for mid, text, _, _ in rows}, {mid: (conversation, said) for mid, _, conversation, said in rows}
+class KeyedReads(Protocol):
+    """What the on-demand recall index reads by key: SQL (`SqlReads`) or the saved arrays (`RecallArrays`)."""
+
+    @property
+    def count(self) -> int: ...
+
+    def memory_rows_of(self, ids: Sequence[int]) -> tuple[dict[int, str], dict[int, tuple[str, datetime | None]]]: ...
+
+    def restatements_of(self, ids: Sequence[int]) -> dict[int, str]: ...
+
+    def cues_of(self, table: str, ids: Sequence[int]) -> dict[int, set[str]]: ...
+
+    def cue_sets_of(self, ids: Sequence[int]) -> dict[str, dict[int, set[str]]]: ...
+
+    def holders_of(self, table: str, values: Sequence[str]) -> dict[str, list[int]]: ...
+
+    def holder_counts(self, values: Sequence[str]) -> dict[str, int]: ...
+
+    def cue_values(self, table: str) -> list[str]: ...
+
+    def forms_of(self, forms: Sequence[str]) -> dict[str, str]: ...
+
+    def contiguity_of(self, ids: Sequence[int]) -> dict[int, set[int]]: ...
+
+    def first_speakers_of(self, ids: Sequence[int]) -> dict[int, str]: ...
+
+    def grounded_within(self, start: datetime, end: datetime) -> list[int]: ...
+
+    def said_within(self, start: datetime, end: datetime) -> list[int]: ...
+
+    def placed_of(self, ids: Sequence[int]) -> dict[int, tuple[str, datetime | None]]: ...
+
+    def grounded_of(self, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]: ...
 
 
-def restatements_of(store: Store, ids: Sequence[int]) -> dict[int, str]:
-    """memory id -> restatement, for the given ids."""
-    rows = store.con.execute(
-        "SELECT memory_id, restatement FROM memories WHERE memory_id IN (SELECT unnest($1::BIGINT[]))", [list(ids)]
-    )
-    return dict(rows.fetchall())
+class SqlReads:
+    """The keyed reads as SQL on the open store (what `recall_arrays.RecallArrays` answers without SQL)."""
 
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
-# Keyed reads return flat rows grouped here: DuckDB's GROUP BY with a list() aggregate cost more than the lookup
-# itself (on a 100K-memory store 5.8 against 3.5 ms of CPU for 30 ids), and Python groups a few hundred rows in
-# microseconds.
+    @property
+    def count(self) -> int:
+        """Number of memories."""
+        return self.store.count("memories")
 
+    def memory_rows_of(self, ids: Sequence[int]) -> tuple[dict[int, str], dict[int, tuple[str, datetime | None]]]:
+        """memory id -> restatement, and memory id -> (conversation, said at), for the given ids, in one query."""
+        rows = self.store.con.execute(
+            "SELECT memory_id, restatement, conversation_id, said_at FROM memories "
+            "WHERE memory_id IN (SELECT unnest($1::BIGINT[]))",
+            [list(ids)],
+        ).fetchall()
+        return {mid: text for mid, text, _, _ in rows}, {
+            mid: (conversation, said) for mid, _, conversation, said in rows
+        }
 
-def cues_of(store: Store, table: str, ids: Sequence[int]) -> dict[int, set[str]]:
-    """memory id -> its values in one cue table (concepts, persons or places), for the given ids."""
-    column = _column(table)
-    rows = store.con.execute(
-        f"SELECT memory_id, {column} FROM {table} WHERE memory_id IN (SELECT unnest($1::BIGINT[]))", [list(ids)]
-    )
-    found: dict[int, set[str]] = {}
-    for mid, value in rows.fetchall():
-        found.setdefault(mid, set()).add(value)
-    return found
+    def restatements_of(self, ids: Sequence[int]) -> dict[int, str]:
+        """memory id -> restatement, for the given ids."""
+        rows = self.store.con.execute(
+            "SELECT memory_id, restatement FROM memories WHERE memory_id IN (SELECT unnest($1::BIGINT[]))", [list(ids)]
+        )
+        return dict(rows.fetchall())
 
+    # Keyed reads return flat rows grouped here: DuckDB's GROUP BY with a list() aggregate cost more than the lookup
+    # itself (on a 100K-memory store 5.8 against 3.5 ms of CPU for 30 ids), and Python groups a few hundred rows in
+    # microseconds.
 
-def cue_sets_of(store: Store, ids: Sequence[int]) -> dict[str, dict[int, set[str]]]:
-    """cue table -> memory id -> its values there, for the given ids: all three cue tables in one query."""
-    selects = " UNION ALL ".join(
-        f"SELECT '{table}', memory_id, {column} FROM {table} WHERE memory_id IN (SELECT unnest($1::BIGINT[]))"
-        for table, column in CUE_COLUMNS.items()
-    )
-    found: dict[str, dict[int, set[str]]] = {table: {} for table in CUE_COLUMNS}
-    for table, mid, value in store.con.execute(selects, [list(ids)]).fetchall():
-        found[table].setdefault(mid, set()).add(value)
-    return found
+    def cues_of(self, table: str, ids: Sequence[int]) -> dict[int, set[str]]:
+        """memory id -> its values in one cue table (concepts, persons or places), for the given ids."""
+        column = _column(table)
+        rows = self.store.con.execute(
+            f"SELECT memory_id, {column} FROM {table} WHERE memory_id IN (SELECT unnest($1::BIGINT[]))", [list(ids)]
+        )
+        found: dict[int, set[str]] = {}
+        for mid, value in rows.fetchall():
+            found.setdefault(mid, set()).add(value)
+        return found
 
+    def cue_sets_of(self, ids: Sequence[int]) -> dict[str, dict[int, set[str]]]:
+        """cue table -> memory id -> its values there, for the given ids: all three cue tables in one query."""
+        selects = " UNION ALL ".join(
+            f"SELECT '{table}', memory_id, {column} FROM {table} WHERE memory_id IN (SELECT unnest($1::BIGINT[]))"
+            for table, column in CUE_COLUMNS.items()
+        )
+        found: dict[str, dict[int, set[str]]] = {table: {} for table in CUE_COLUMNS}
+        for table, mid, value in self.store.con.execute(selects, [list(ids)]).fetchall():
+            found[table].setdefault(mid, set()).add(value)
+        return found
 
-def holders_of(store: Store, table: str, values: Sequence[str]) -> dict[str, list[int]]:
-    """cue -> the memories holding it, by id, for the given cues of one cue table."""
-    column = _column(table)
-    rows = store.con.execute(
-        f"SELECT {column}, memory_id FROM {table} WHERE {column} IN (SELECT unnest($1::VARCHAR[]))", [list(values)]
-    )
-    found: dict[str, list[int]] = {}
-    for value, mid in rows.fetchall():
-        found.setdefault(value, []).append(mid)
-    return {value: sorted(held) for value, held in found.items()}
+    def holders_of(self, table: str, values: Sequence[str]) -> dict[str, list[int]]:
+        """cue -> the memories holding it, by id, for the given cues of one cue table."""
+        column = _column(table)
+        rows = self.store.con.execute(
+            f"SELECT {column}, memory_id FROM {table} WHERE {column} IN (SELECT unnest($1::VARCHAR[]))", [list(values)]
+        )
+        found: dict[str, list[int]] = {}
+        for value, mid in rows.fetchall():
+            found.setdefault(value, []).append(mid)
+        return {value: sorted(held) for value, held in found.items()}
 
+    def holder_counts(self, values: Sequence[str]) -> dict[str, int]:
+        """concept cue -> how many memories hold it, for the given cues."""
+        rows = self.store.con.execute(
+            "SELECT cue, count(*) FROM memory_cues WHERE cue IN (SELECT unnest($1::VARCHAR[])) GROUP BY cue",
+            [list(values)],
+        )
+        return dict(rows.fetchall())
 
-def holder_counts(store: Store, values: Sequence[str]) -> dict[str, int]:
-    """concept cue -> how many memories hold it, for the given cues."""
-    rows = store.con.execute(
-        "SELECT cue, count(*) FROM memory_cues WHERE cue IN (SELECT unnest($1::VARCHAR[])) GROUP BY cue",
-        [list(values)],
-    )
-    return dict(rows.fetchall())
+    def cue_values(self, table: str) -> list[str]:
+        """Every distinct value of a cue table, in the order memories first name them (names and places: few)."""
+        column = _column(table)
+        rows = self.store.con.execute(
+            f"SELECT {column} FROM {table} GROUP BY {column} ORDER BY min(memory_id), min(rowid)"
+        )
+        return [r[0] for r in rows.fetchall()]
 
+    def forms_of(self, forms: Sequence[str]) -> dict[str, str]:
+        """Surface form -> the cue it stands for, for the given forms only."""
+        rows = self.store.con.execute(
+            "SELECT form, min(cue) FROM cue_forms WHERE form IN (SELECT unnest($1::VARCHAR[])) GROUP BY form",
+            [list(forms)],
+        )
+        return dict(rows.fetchall())
 
-def cue_values(store: Store, table: str) -> list[str]:
-    """Every distinct value of a cue table, in the order memories first name them (names and places: few)."""
-    column = _column(table)
-    rows = store.con.execute(f"SELECT {column} FROM {table} GROUP BY {column} ORDER BY min(memory_id), min(rowid)")
-    return [r[0] for r in rows.fetchall()]
+    def contiguity_of(self, ids: Sequence[int]) -> dict[int, set[int]]:
+        """memory id -> the memories contiguous with it (either direction), for the given ids."""
+        wanted = list(ids)
+        rows = self.store.con.execute(  # two keyed halves: one OR of both cost a third more
+            "SELECT src, dst FROM edges WHERE channel = 'contiguity' AND src IN (SELECT unnest($1::BIGINT[])) "
+            "UNION ALL "
+            "SELECT src, dst FROM edges WHERE channel = 'contiguity' AND dst IN (SELECT unnest($1::BIGINT[]))",
+            [wanted],
+        ).fetchall()
+        rows.sort()  # each set filled in (src, dst) order, as before: an int set's order can follow its insertions
+        asked = set(wanted)
+        found: dict[int, set[int]] = {}
+        for src, dst in rows:
+            if src in asked:
+                found.setdefault(src, set()).add(dst)
+            if dst in asked:
+                found.setdefault(dst, set()).add(src)
+        return found
 
+    def first_speakers_of(self, ids: Sequence[int]) -> dict[int, str]:
+        """memory id -> the speaker of its first source turn, for the given ids."""
+        rows = self.store.con.execute(
+            "SELECT p.memory_id, arg_min(s.speaker, s.position) FROM provenance p JOIN sources s USING (source_id) "
+            "WHERE p.memory_id IN (SELECT unnest($1::BIGINT[])) GROUP BY p.memory_id",
+            [list(ids)],
+        )
+        return dict(rows.fetchall())
 
-def forms_of(store: Store, forms: Sequence[str]) -> dict[str, str]:
-    """Surface form -> the cue it stands for, for the given forms only."""
-    rows = store.con.execute(
-        "SELECT form, min(cue) FROM cue_forms WHERE form IN (SELECT unnest($1::VARCHAR[])) GROUP BY form",
-        [list(forms)],
-    )
-    return dict(rows.fetchall())
+    def grounded_within(self, start: datetime, end: datetime) -> list[int]:
+        """Memories whose text names a time overlapping [start, end], by id."""
+        rows = self.store.con.execute(
+            "SELECT memory_id FROM memories WHERE time_grounded AND time_start IS NOT NULL "
+            "AND time_start <= $2 AND time_end >= $1 ORDER BY memory_id",
+            [start, end],
+        )
+        return [r[0] for r in rows.fetchall()]
 
+    def said_within(self, start: datetime, end: datetime) -> list[int]:
+        """Memories said within [start, end], by id."""
+        rows = self.store.con.execute(
+            "SELECT memory_id FROM memories WHERE said_at BETWEEN $1 AND $2 ORDER BY memory_id", [start, end]
+        )
+        return [r[0] for r in rows.fetchall()]
 
-def contiguity_of(store: Store, ids: Sequence[int]) -> dict[int, set[int]]:
-    """memory id -> the memories contiguous with it (either direction), for the given ids."""
-    wanted = list(ids)
-    rows = store.con.execute(  # two keyed halves: one OR of both cost a third more
-        "SELECT src, dst FROM edges WHERE channel = 'contiguity' AND src IN (SELECT unnest($1::BIGINT[])) UNION ALL "
-        "SELECT src, dst FROM edges WHERE channel = 'contiguity' AND dst IN (SELECT unnest($1::BIGINT[]))",
-        [wanted],
-    ).fetchall()
-    rows.sort()  # each set filled in (src, dst) order, as before: an int set's order can follow its insertions
-    asked = set(wanted)
-    found: dict[int, set[int]] = {}
-    for src, dst in rows:
-        if src in asked:
-            found.setdefault(src, set()).add(dst)
-        if dst in asked:
-            found.setdefault(dst, set()).add(src)
-    return found
+    def placed_of(self, ids: Sequence[int]) -> dict[int, tuple[str, datetime | None]]:
+        """memory id -> (conversation, said at), for the given ids."""
+        rows = self.store.con.execute(
+            "SELECT memory_id, conversation_id, said_at FROM memories WHERE memory_id IN (SELECT unnest($1::BIGINT[]))",
+            [list(ids)],
+        )
+        return {mid: (conversation, said) for mid, conversation, said in rows.fetchall()}
 
-
-def first_speakers_of(store: Store, ids: Sequence[int]) -> dict[int, str]:
-    """memory id -> the speaker of its first source turn, for the given ids."""
-    rows = store.con.execute(
-        "SELECT p.memory_id, arg_min(s.speaker, s.position) FROM provenance p JOIN sources s USING (source_id) "
-        "WHERE p.memory_id IN (SELECT unnest($1::BIGINT[])) GROUP BY p.memory_id",
-        [list(ids)],
-    )
-    return dict(rows.fetchall())
-
-
-def grounded_within(store: Store, start: datetime, end: datetime) -> list[int]:
-    """Memories whose text names a time overlapping [start, end], by id."""
-    rows = store.con.execute(
-        "SELECT memory_id FROM memories WHERE time_grounded AND time_start IS NOT NULL "
-        "AND time_start <= $2 AND time_end >= $1 ORDER BY memory_id",
-        [start, end],
-    )
-    return [r[0] for r in rows.fetchall()]
-
-
-def said_within(store: Store, start: datetime, end: datetime) -> list[int]:
-    """Memories said within [start, end], by id."""
-    rows = store.con.execute(
-        "SELECT memory_id FROM memories WHERE said_at BETWEEN $1 AND $2 ORDER BY memory_id", [start, end]
-    )
-    return [r[0] for r in rows.fetchall()]
-
-
-def placed_of(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, datetime | None]]:
-    """memory id -> (conversation, said at), for the given ids."""
-    rows = store.con.execute(
-        "SELECT memory_id, conversation_id, said_at FROM memories WHERE memory_id IN (SELECT unnest($1::BIGINT[]))",
-        [list(ids)],
-    )
-    return {mid: (conversation, said) for mid, conversation, said in rows.fetchall()}
-
-
-def grounded_of(store: Store, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]:
-    """memory id -> (start, end) of the time its text names, for those of the given ids that name one."""
-    rows = store.con.execute(
-        "SELECT memory_id, time_start, time_end FROM memories WHERE time_grounded AND time_start IS NOT NULL "
-        "AND memory_id IN (SELECT unnest($1::BIGINT[]))",
-        [list(ids)],
-    )
-    return {mid: (start, end) for mid, start, end in rows.fetchall()}
+    def grounded_of(self, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]:
+        """memory id -> (start, end) of the time its text names, for those of the given ids that name one."""
+        rows = self.store.con.execute(
+            "SELECT memory_id, time_start, time_end FROM memories WHERE time_grounded AND time_start IS NOT NULL "
+            "AND memory_id IN (SELECT unnest($1::BIGINT[]))",
+            [list(ids)],
+        )
+        return {mid: (start, end) for mid, start, end in rows.fetchall()}
