@@ -102,6 +102,26 @@ def test_a_guessed_load_leaves_one_time_work_to_the_foreground(monkeypatch):
     assert Unready.built_on == [threading.current_thread().name] and encoder.name == "guess"
 
 
+class Brief:
+    """A backend that loads differently for a process that encodes a sentence or two."""
+
+    def __init__(self, model: str, few: bool = False) -> None:
+        self.name, self.dim, self.few = model, 3, few
+
+    @classmethod
+    def for_few(cls, model: str) -> Brief:
+        return cls(model, few=True)
+
+
+def test_a_load_for_few_sentences_uses_the_backends_lighter_load_and_the_first_load_decides(monkeypatch):
+    from ripplecli.registry import ENCODERS
+
+    monkeypatch.setitem(ENCODERS, "brief", "test_encoders:Brief")
+    assert load_encoder_soon("brief", "one", few=True).result().few
+    assert load_encoder("brief", "one").few  # the same instance: the process loads it once
+    assert not load_encoder("brief", "two").few and not load_encoder("brief", "two", few=True).few
+
+
 def test_a_memory_that_loads_its_encoder_soon_recalls_the_same(store):
     """Memory.recall starts the encoder's load before its imports and lexical/cue views; the evidence is unchanged."""
     from ripplecli.api import Memory
@@ -188,7 +208,8 @@ def test_export_is_reused(onnx_encoder, monkeypatch):
     monkeypatch.setattr(export_module, "export_onnx", refuse)
     again = OnnxEncoder("all-MiniLM-L6-v2")
     assert exported.stat().st_mtime_ns == written_at
-    assert [p.name for p in exported.parent.iterdir() if p.is_file()] == ["model.onnx"]  # and its optimised copy
+    files = sorted(p.name for p in exported.parent.iterdir() if p.is_file())
+    assert files == ["model.onnx", "wordpiece.txt"]  # and its optimised copy (a folder); the compact tokenizer
     np.testing.assert_allclose(again.encode(SENTENCES[:3]), onnx_encoder.encode(SENTENCES[:3]), atol=1e-6)
 
 

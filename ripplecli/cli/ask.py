@@ -38,7 +38,7 @@ def ask(
     if mode != "lexical":  # the default encoder starts loading beside the imports and the store's opening
         from ripplecli.runtime.encoders import load_encoder_soon
 
-        load_encoder_soon(if_ready=True)
+        load_encoder_soon(if_ready=True, few=True)  # one question to encode: a lighter session
     from ripplecli.cli.render import answer_text, evidence_line, trace_tree  # not needed for `--help`
     from ripplecli.inputs import parse_date
 

@@ -23,16 +23,20 @@ _locks: dict[tuple[str, str], threading.Lock] = {}  # one load per encoder, whic
 _locks_guard = threading.Lock()
 
 
-def load_encoder(backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_ENCODER_MODEL) -> Encoder:
+def load_encoder(
+    backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_ENCODER_MODEL, *, few: bool = False
+) -> Encoder:
     """The encoder for `backend` and `model`, loaded once per process because loading costs seconds (a load
-    already under way on another thread is waited for, not repeated)."""
+    already under way on another thread is waited for, not repeated). `few`: the process will encode only a
+    sentence or two, so a backend that can load faster for that (its `for_few`) does; the first load decides."""
     key = (backend, model)
     with _locks_guard:
         lock = _locks.setdefault(key, threading.Lock())
     with lock:
         if key not in _loaded:
             encoder_class = ENCODERS.load(backend)
-            _loaded[key] = encoder_class(model)
+            make = getattr(encoder_class, "for_few", None) if few else None
+            _loaded[key] = make(model) if make is not None else encoder_class(model)
         return _loaded[key]
 
 
@@ -41,14 +45,19 @@ LOADING_THREAD = "ripple-encoder-load"  # a fast exit waits for these (ripplecli
 
 
 def load_encoder_soon(
-    backend: str = DEFAULT_ENCODER_BACKEND, model: str = DEFAULT_ENCODER_MODEL, *, if_ready: bool = False
+    backend: str = DEFAULT_ENCODER_BACKEND,
+    model: str = DEFAULT_ENCODER_MODEL,
+    *,
+    if_ready: bool = False,
+    few: bool = False,
 ) -> EncoderLoading:
     """The encoder's load on a second thread, started now unless it already was. `if_ready`: a guess made before
     the store is open (the default encoder) loads only what needs no one-time work (the ONNX export), which
-    stays in the foreground with its message; the store's own settings then find the load under way."""
+    stays in the foreground with its message; the store's own settings then find the load under way. `few`: as
+    for load_encoder."""
     key = (backend, model)
     if key not in _started:
-        _started[key] = EncoderLoading(backend, model, if_ready=if_ready)
+        _started[key] = EncoderLoading(backend, model, if_ready=if_ready, few=few)
     return _started[key]
 
 
@@ -57,10 +66,11 @@ class EncoderLoading:
     holding the GIL, so a cold `ripple ask` imports recall and reads the store meanwhile, and an ingest starts
     encoding sooner. The backend's module is imported by the caller; only the loading runs beside it."""
 
-    def __init__(self, backend: str, model: str, *, if_ready: bool = False) -> None:
+    def __init__(self, backend: str, model: str, *, if_ready: bool = False, few: bool = False) -> None:
         encoder_class = ENCODERS.load(backend)  # an unknown backend is refused here, in the caller's thread
         ready = getattr(encoder_class, "ready", None) if if_ready else None
         self._key = (backend, model)
+        self._few = few
         self._thread = threading.Thread(target=self._load, args=(ready,), name=LOADING_THREAD)
         self._thread.start()
 
@@ -68,7 +78,7 @@ class EncoderLoading:
         """Load into load_encoder's cache; an error is left to the foreground, whose own load raises it."""
         try:
             if ready is None or ready(self._key[1]):
-                load_encoder(*self._key)
+                load_encoder(*self._key, few=self._few)
         except Exception as exc:  # the caller of result() loads again and meets it in its own thread
             log.debug("loading the encoder %s on a second thread failed: %s", self._key, exc)
 

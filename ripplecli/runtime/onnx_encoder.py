@@ -15,6 +15,7 @@ from ripplecli.errors import ModelError
 from ripplecli.files import read_json_object, replace_atomically
 from ripplecli.runtime.encoders import model_dir, model_name
 from ripplecli.runtime.onnx_session import open_session
+from ripplecli.runtime.wordpiece import WordPiece, save_compact
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +25,7 @@ FALLBACK_MAX_LENGTH = 512
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 HASH_CHUNK = 1 << 20
 KEY_MEMO = "keys.json"  # model folder -> (file sizes and mtimes, content key)
+COMPACT_TOKENIZER = "wordpiece.txt"  # beside the export: runtime/wordpiece.py
 
 
 class OnnxEncoder:
@@ -31,16 +33,47 @@ class OnnxEncoder:
 
     suffix = ""  # the int8 variant names itself apart: its vectors differ, so a store records which it used
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, *, few: bool = False) -> None:
         force_offline()
         folder = model_dir(model)
         _require_mean_pooling(folder)
         self.name = model_name(model) + self.suffix
         self.dim = int(_read_json(folder / "config.json")["hidden_size"])
-        self._session = open_session(self.model_file(folder))
+        model_file = self.model_file(folder)
+        self._session = open_session(model_file, prepack=not few)
         self._input_names = [node.name for node in self._session.get_inputs()]
-        self._tokenizer = _load_tokenizer(folder)
-        self._pad_id = _pad_id(folder, self._tokenizer)
+        self._folder, self._compact = folder, model_file.with_name(COMPACT_TOKENIZER)  # in the export's cache folder
+        self._wordpiece = WordPiece.load(self._compact, max_length(folder)) if few else None
+        self._tokenizer = None if self._wordpiece is not None else self._load_tokenizer()
+        self._pad_id = self._wordpiece.pad if self._wordpiece is not None else _pad_id(folder, self._tokenizer)
+
+    @classmethod
+    def for_few(cls, model: str) -> OnnxEncoder:
+        """The encoder for a process that encodes a sentence or two (a one-shot ask), ~60 ms sooner, the same vectors:
+        its session skips pre-packing the weights (onnx_session.open_session), and plain ASCII text is tokenized by
+        the compact WordPiece copy (runtime/wordpiece.py) when one was saved, the real tokenizer loading only for
+        other text."""
+        return cls(model, few=True)
+
+    def _load_tokenizer(self):
+        """The model's fast tokenizer; a BERT-style one also leaves its compact copy for later one-shot asks."""
+        tokenizer = _load_tokenizer(self._folder)
+        if not self._compact.is_file():
+            try:
+                save_compact(tokenizer, _pad_token(self._folder) or "[PAD]", self._compact)
+            except OSError as exc:  # a read-only cache: later asks load the real tokenizer
+                log.debug("could not save the compact tokenizer %s: %s", self._compact, exc)
+        return tokenizer
+
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text: by the compact WordPiece when it handles them all, else by the real tokenizer."""
+        if self._wordpiece is not None:
+            fast = [self._wordpiece.ids(text) for text in texts]
+            if all(ids is not None for ids in fast):
+                return fast  # type: ignore[return-value]
+        if self._tokenizer is None:
+            self._tokenizer = self._load_tokenizer()
+        return [item.ids for item in self._tokenizer.encode_batch(list(texts))]
 
     def model_file(self, folder: Path) -> Path:
         """The ONNX file this encoder runs: the plain export."""
@@ -62,7 +95,7 @@ class OnnxEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors in input order; texts are batched by token length so padding stays small."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        token_ids = [item.ids for item in self._tokenizer.encode_batch(list(texts))]
+        token_ids = self._token_ids(texts)
         for rows in _length_batches([len(ids) for ids in token_ids]):
             vectors[rows] = self._encode_batch([token_ids[row] for row in rows])
         return vectors
@@ -221,13 +254,19 @@ def _load_tokenizer(folder: Path):
     return tokenizer
 
 
-def _pad_id(folder: Path, tokenizer) -> int:
-    """The id of the model's padding token (0 for BERT-style vocabularies)."""
+def _pad_token(folder: Path) -> str | None:
+    """The model's padding token, as its tokenizer_config.json names it."""
     config_file = folder / "tokenizer_config.json"
     pad_token = _read_json(config_file).get("pad_token") if config_file.is_file() else None
     if isinstance(pad_token, dict):
         pad_token = pad_token.get("content")
-    pad_id = tokenizer.token_to_id(pad_token) if isinstance(pad_token, str) else None
+    return pad_token if isinstance(pad_token, str) else None
+
+
+def _pad_id(folder: Path, tokenizer) -> int:
+    """The id of the model's padding token (0 for BERT-style vocabularies)."""
+    pad_token = _pad_token(folder)
+    pad_id = tokenizer.token_to_id(pad_token) if pad_token is not None else None
     return pad_id if pad_id is not None else 0
 
 
