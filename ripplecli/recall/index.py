@@ -232,6 +232,5 @@ class RecallIndex:
 
 def _read_people(index: RecallIndex, store: Store) -> None:
     """The chats' speakers and titles, and the store owner's name: small, read whole by either kind of index."""
-    index.speakers = {canonical_name(name) for name in queries.chat_speakers(store)}
-    index.titles = queries.conversation_titles(store)
-    index.owner = queries.owner_speaker(store)
+    speakers, index.titles, index.owner = store.people()
+    index.speakers = {canonical_name(name) for name in speakers}

@@ -9,8 +9,7 @@ from datetime import datetime
 
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Candidate
-from ripplecli.store import queries
-from ripplecli.store.db import Store
+from ripplecli.store.lookups import KeyedReads
 from ripplecli.trace import ReplyContext, SourceRef
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -38,12 +37,12 @@ def candidates(index: RecallIndex, ranked: list[tuple[int, float]]) -> list[Cand
     ]
 
 
-def sources(store: Store, ids: list[int]) -> dict[int, list[SourceRef]]:
+def sources(reads: KeyedReads, ids: list[int]) -> dict[int, list[SourceRef]]:
     """Source turns of each memory, in conversation order, with their session dates."""
     found: dict[int, list[SourceRef]] = defaultdict(list)
     if not ids:
         return found
-    rows = queries.memory_sources(store, ids)
+    rows = reads.sources_of(ids)
     for mid, turn_id, session_id, speaker, text, stamp, said, position in rows:
         found[mid].append(SourceRef(turn_id, session_id, speaker, text, _iso(stamp), _iso(said), position))
     return found
@@ -65,11 +64,11 @@ def is_short_reply(text: str, previous: str) -> bool:
     return words <= BARE_REPLY_WORDS or (words <= SHORT_REPLY_WORDS and "?" in previous)
 
 
-def reply_contexts(store: Store, ids: list[int], places: list[str]) -> dict[int, ReplyContext]:
+def reply_contexts(reads: KeyedReads, ids: list[int], places: list[str]) -> dict[int, ReplyContext]:
     """For memories that are short replies, the other speaker's turn just before them, with the places it names."""
     if not ids:
         return {}
-    rows = queries.previous_turns(store, ids)
+    rows = reads.previous_turns_of(ids)
     found: dict[int, ReplyContext] = {}
     for mid, text, turn_id, speaker, previous in rows:  # the last write per memory is its first source turn
         if is_short_reply(text, previous):

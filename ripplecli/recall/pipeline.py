@@ -46,6 +46,7 @@ from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
 from ripplecli.store.db import Store
+from ripplecli.store.lookups import SqlReads
 from ripplecli.trace import (
     DayFocus,
     Evidence,
@@ -230,8 +231,9 @@ class Recaller:
         """Evidence objects with restatement, sources and every way each memory was found."""
         index = self.index()
         texts = index.texts
-        refs = memories.sources(self.store, ids)
-        contexts = memories.reply_contexts(self.store, ids, list(index.location_holders))
+        reads = index.reads or SqlReads(self.store)  # a loaded index reads the turns by SQL
+        refs = memories.sources(reads, ids)
+        contexts = memories.reply_contexts(reads, ids, list(index.location_holders))
         whens = memories.whens(index, ids)
         found_by: dict[int, list[Provenance]] = {}
         for view in views:

@@ -15,11 +15,13 @@ from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.files import read_json_object
 from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
-from ripplecli.store.engine import duckdb
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:
+    from _duckdb import DuckDBPyConnection
+
     from ripplecli.store.recall_arrays import RecallArrays
+    from ripplecli.store.snapshot import Snapshot
 
 DEFAULT_DIM = 384  # all-MiniLM-L6-v2, the default encoder
 log = logging.getLogger("ripplecli")
@@ -27,7 +29,8 @@ log = logging.getLogger("ripplecli")
 DB_FILE = "ripple.duckdb"
 VECTOR_FILE = "vectors.hnsw"
 LEXICAL_DIR = "lexical"
-RECALL_DIR = "recall"  # recall's keyed reads as arrays (store/recall_arrays.py)
+RECALL_DIR = "recall"  # recall's keyed reads as arrays (store/recall_arrays.py) and the snapshot (store/snapshot.py)
+RECALL_STAMP = "recall.json"  # in RECALL_DIR: the arrays' stamp and layout
 _LOCK_PID = re.compile(r"PID (\d+)")
 # Meta key set in a forget's deleting transaction and cleared only in the rewritten file: while it is set, deleted
 # text may still sit in DuckDB's free blocks or in a derived index, and the next writer finishes the rewrite.
@@ -77,8 +80,10 @@ def _chmod(path: Path, mode: int) -> None:
         os.chmod(path, mode)
 
 
-def _connect(db_path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _connect(db_path: Path, read_only: bool) -> DuckDBPyConnection:
     """Open DuckDB, turning its lock conflict into one clear line naming the other process."""
+    from ripplecli.store.engine import duckdb  # imported here: an ask read from the snapshot never needs it
+
     try:
         return duckdb.connect(str(db_path), read_only=read_only)
     except duckdb.IOException as exc:
@@ -110,9 +115,12 @@ def _create_database(db_path: Path) -> None:
 class Store:
     """A store folder: the DuckDB connection, its meta, and lazily opened derived indexes."""
 
-    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, read_only: bool):
+    def __init__(
+        self, path: Path, con: DuckDBPyConnection | None, read_only: bool, snapshot: Snapshot | None = None
+    ) -> None:
         self.path = path
-        self.con = con
+        self._con = con  # None: connected on first use (a read-only store opened on its snapshot)
+        self.snapshot = snapshot  # what the last writer left for asks that need no SQL (store/snapshot.py)
         self.read_only = read_only
         self._vectors: Any = None
         self._lexical: Any = None
@@ -133,6 +141,12 @@ class Store:
             read_only = False
             _private_folder(path)
             _create_database(db_path)
+        if read_only:
+            from ripplecli.store.snapshot import Snapshot
+
+            found = Snapshot.open(path / RECALL_DIR, db_path, schema.LATEST_VERSION)
+            if found is not None:
+                return cls(path, None, True, snapshot=found)
         store = cls(path, _connect(db_path, read_only), read_only)
         store._check_schema()
         if not read_only:  # we hold the lock: temp files of an interrupted save are nobody's, and may hold old text
@@ -162,19 +176,38 @@ class Store:
 
     def schema_version(self) -> int:
         """The schema version without creating anything (works on read-only stores)."""
+        if self.snapshot is not None:
+            return self.snapshot.schema
         return schema.read_version(self.con)
 
+    @property
+    def con(self) -> DuckDBPyConnection:
+        """The DuckDB connection, opened on first use when the store was opened on its snapshot."""
+        if self._con is None:
+            self._con = _connect(self.path / DB_FILE, self.read_only)
+        return self._con
+
+    @con.setter
+    def con(self, con: DuckDBPyConnection) -> None:
+        self._con = con
+
     def close(self) -> None:
-        """Close the connection (again: nothing to do); a writer first makes sure the derived indexes match what is
-        committed."""
+        """Close the connection (again: nothing to do). A writer first makes sure the derived indexes match what is
+        committed, then, its connection closed, stamps the snapshot the next asks read instead of the database."""
+        from ripplecli.store import snapshot
+
         if self.closed:
             return
+        facts = None
         if not self.read_only:
             self._heal_derived_indexes()
-        self.con.close()
+            facts = snapshot.facts(self, self.path / RECALL_DIR)
+        if self._con is not None:
+            self._con.close()
         self.closed = True
-        if not self.read_only:
+        if facts is not None:
             protect(self.path)
+            snapshot.stamp(self.path / RECALL_DIR, self.path / DB_FILE, facts)
 
     def _heal_derived_indexes(self) -> None:
         """Rebuild an index this writer or a killed one committed past but never saved (when fresh: a few small
@@ -250,6 +283,8 @@ class Store:
         """A JSON value from the meta table (a read-only store reads the whole table once: DuckDB lets no writer in
         while it is open, and an ask reads five keys)."""
         if self.read_only:
+            if self._meta is None and self.snapshot is not None:
+                self._meta = self.snapshot.meta
             if self._meta is None:
                 self._meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
             raw = self._meta.get(key)
@@ -396,6 +431,8 @@ class Store:
         """Recall's keyed reads saved as arrays, when they hold the committed memories; else None (read by SQL)."""
         from ripplecli.store.recall_arrays import RecallArrays
 
+        if self.snapshot is not None:
+            return self.snapshot.arrays
         return RecallArrays.open(self.path / RECALL_DIR, self.version("memories"))
 
     def save_recall_arrays(self) -> None:
@@ -412,8 +449,18 @@ class Store:
     # --- reading ----------------------------------------------------------------------------
     def count(self, table: str) -> int:
         """Row count of a table."""
+        if self.snapshot is not None and table in self.snapshot.counts:
+            return self.snapshot.counts[table]
         row = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
         return int(row[0]) if row else 0
+
+    def people(self) -> tuple[list[str], dict[str, str], str | None]:
+        """The chats' speakers, their export titles and the name of the store owner (see `queries`)."""
+        if self.snapshot is not None:
+            return self.snapshot.speakers, self.snapshot.titles, self.snapshot.owner
+        from ripplecli.store import queries
+
+        return queries.chat_speakers(self), queries.conversation_titles(self), queries.owner_speaker(self)
 
     def all_vectors(self) -> tuple[list[int], Any]:
         """Every stored vector, the source of truth the ANN index is rebuilt from."""

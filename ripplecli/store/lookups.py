@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from ripplecli.store import queries
 from ripplecli.store.db import Store
 
+SourceRow = tuple[int, str, str, str, str, datetime | None, datetime | None, int]  # queries.memory_sources
 CUE_COLUMNS = {"memory_cues": "cue", "memory_persons": "person", "memory_locations": "location"}
 
 
@@ -52,6 +54,10 @@ class KeyedReads(Protocol):
 
     def grounded_of(self, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]: ...
 
+    def sources_of(self, ids: Sequence[int]) -> list[SourceRow]: ...
+
+    def previous_turns_of(self, ids: Sequence[int]) -> list[tuple[int, str, str, str, str]]: ...
+
 
 class SqlReads:
     """The keyed reads as SQL on the open store (what `recall_arrays.RecallArrays` answers without SQL)."""
@@ -63,6 +69,14 @@ class SqlReads:
     def count(self) -> int:
         """Number of memories."""
         return self.store.count("memories")
+
+    def sources_of(self, ids: Sequence[int]) -> list[SourceRow]:
+        """The memories' source turns in chat order (queries.memory_sources)."""
+        return queries.memory_sources(self.store, list(ids))
+
+    def previous_turns_of(self, ids: Sequence[int]) -> list[tuple[int, str, str, str, str]]:
+        """The turn before each source turn of the memories (queries.previous_turns)."""
+        return queries.previous_turns(self.store, list(ids))
 
     def memory_rows_of(self, ids: Sequence[int]) -> tuple[dict[int, str], dict[int, tuple[str, datetime | None]]]:
         """memory id -> restatement, and memory id -> (conversation, said at), for the given ids, in one query."""

@@ -24,11 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from ripplecli.files import read_json_object, replace_folder
-from ripplecli.store.lookups import CUE_COLUMNS
+from ripplecli.store.db import RECALL_STAMP
+from ripplecli.store.lookups import CUE_COLUMNS, SourceRow
 
 log = logging.getLogger(__name__)
 
-META_FILE = "recall.json"  # the stamp and where each array lies in the data file
+META_FILE = RECALL_STAMP  # the stamp and where each array lies in the data file
 DATA_FILE = "recall.bin"  # every array, one after the other
 ALIGN = 8
 FORMAT = 1
@@ -127,6 +128,7 @@ def _write(store, staging: Path) -> None:
     _put_strings(arrays, "form_cues", [cue for _, cue in forms])
     edges = con.execute("SELECT src, dst FROM edges WHERE channel = 'contiguity' ORDER BY src, dst").fetchall()
     _put_neighbours(arrays, edges, ids)
+    _put_sources(arrays, con, ids)
     layout: dict[str, tuple[str, int, int]] = {}
     with (staging / DATA_FILE).open("wb") as out:
         for name, array in arrays.items():
@@ -183,6 +185,44 @@ def _put_neighbours(arrays: dict[str, np.ndarray], edges: list[tuple[int, int]],
     arrays["contiguity_offsets"], arrays["contiguity"] = _groups(
         np.array(rows, dtype=np.int64), np.array(neighbours, dtype=np.int64), len(ids)
     )
+
+
+def _put_sources(arrays: dict[str, np.ndarray], con, ids: np.ndarray) -> None:
+    """The source turns (the evidence's quotes): each turn's fields, each memory's turns in chat order, and each
+    turn's other-speaker turn just before it in its session (what a short reply answers)."""
+    turns = con.execute(
+        "SELECT source_id, conversation_id, session_id, turn_id, speaker, text, session_ts, said_at, position "
+        "FROM sources ORDER BY source_id"
+    ).fetchall()
+    _put_strings(arrays, "source_turn", [t[3] for t in turns])
+    _put_codes(arrays, "source_session", [t[2] for t in turns])
+    _put_codes(arrays, "source_speaker", [t[4] for t in turns])
+    _put_strings(arrays, "source_text", [t[5] for t in turns])
+    arrays["source_session_ts"] = np.array([_micros(t[6]) for t in turns], dtype=np.int64)
+    arrays["source_said_at"] = np.array([_micros(t[7]) for t in turns], dtype=np.int64)
+    arrays["source_position"] = np.array([t[8] for t in turns], dtype=np.int64)
+    row_of = {t[0]: row for row, t in enumerate(turns)}
+    placed: dict[tuple[str, str, int], list[int]] = {}
+    for row, t in enumerate(turns):
+        placed.setdefault((t[1], t[2], t[8]), []).append(row)
+    before = [[r for r in placed.get((t[1], t[2], t[8] - 1), []) if turns[r][4] != t[4]] for t in turns]
+    arrays["source_before_offsets"], arrays["source_before"] = _flat(before)
+    position = {int(mid): row for row, mid in enumerate(ids)}
+    links = con.execute("SELECT memory_id, source_id FROM provenance").fetchall()
+    held: list[list[int]] = [[] for _ in ids]
+    for mid, source in links:
+        if mid in position and source in row_of:  # a link to a missing memory or turn joins nothing
+            held[position[mid]].append(row_of[source])
+    arrays["memory_sources_offsets"], arrays["memory_sources"] = _flat(
+        [sorted(rows, key=lambda r: (turns[r][8], r)) for rows in held]
+    )
+
+
+def _flat(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, values) of a list of lists of row numbers."""
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(items) for items in lists], out=offsets[1:])
+    return offsets, np.array([item for items in lists for item in items], dtype=np.int64)
 
 
 def _view(data: mmap.mmap, kind: str, offset: int, length: int) -> np.ndarray:
@@ -382,6 +422,52 @@ class RecallArrays:
         ends = self._array("time_end")
         hit = self._array("grounded") & (self._array("time_start") <= _micros(end)) & (ends >= _micros(start))
         return self.ids[hit & (ends != NO_TIME)].tolist()
+
+    def sources_of(self, ids: Sequence[int]) -> list[SourceRow]:
+        """(memory id, turn id, session id, speaker, text, session time, said at, position) of the memories'
+        source turns, in chat order."""
+        offsets, held = self._array("memory_sources_offsets"), self._array("memory_sources")
+        found = [(mid, turn) for mid, row in self._rows(ids) for turn in held[offsets[row] : offsets[row + 1]].tolist()]
+        return [(mid, *self._turn(turn)) for mid, turn in sorted(found, key=lambda pair: self._position(pair[1]))]
+
+    def previous_turns_of(self, ids: Sequence[int]) -> list[tuple[int, str, str, str, str]]:
+        """(memory id, its turn's text, and turn id, speaker and text of the other speaker's turn just before it),
+        for each source turn of the memories, last turn first."""
+        offsets, held = self._array("memory_sources_offsets"), self._array("memory_sources")
+        before_offsets, before = self._array("source_before_offsets"), self._array("source_before")
+        texts, turn_ids = self._strings("source_text"), self._strings("source_turn")
+        found = [
+            (mid, turn, previous)
+            for mid, row in self._rows(ids)
+            for turn in held[offsets[row] : offsets[row + 1]].tolist()
+            for previous in before[before_offsets[turn] : before_offsets[turn + 1]].tolist()
+        ]
+        found.sort(key=lambda item: -self._position(item[1]))
+        return [
+            (mid, texts[turn], turn_ids[previous], self._source_speaker(previous), texts[previous])
+            for mid, turn, previous in found
+        ]
+
+    def _position(self, turn: int) -> int:
+        """A source turn's position in its chat."""
+        return int(self._array("source_position")[turn])
+
+    def _source_speaker(self, turn: int) -> str:
+        """Who said a source turn."""
+        return self._strings("source_speaker_names")[int(self._array("source_speaker_codes")[turn])]
+
+    def _turn(self, turn: int) -> tuple[str, str, str, str, datetime | None, datetime | None, int]:
+        """(turn id, session id, speaker, text, session time, said at, position) of one source turn."""
+        session = self._strings("source_session_names")[int(self._array("source_session_codes")[turn])]
+        return (
+            self._strings("source_turn")[turn],
+            session,
+            self._source_speaker(turn),
+            self._strings("source_text")[turn],
+            _moment(int(self._array("source_session_ts")[turn])),
+            _moment(int(self._array("source_said_at")[turn])),
+            self._position(turn),
+        )
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
         """Memories said within [start, end], by id."""

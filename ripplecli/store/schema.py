@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ripplecli.store.engine import duckdb
+if TYPE_CHECKING:
+    from _duckdb import DuckDBPyConnection
 
 SCHEMA_V1 = """
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
@@ -113,12 +115,12 @@ ALTER TABLE memories ADD COLUMN said_at TIMESTAMP;
 )
 
 
-def _sql(script: str) -> Callable[[duckdb.DuckDBPyConnection], None]:
+def _sql(script: str) -> Callable[[DuckDBPyConnection], None]:
     """A migration step that runs a SQL script."""
     return lambda con: con.execute(script)
 
 
-MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] = [
+MIGRATIONS: list[tuple[int, str, Callable[[DuckDBPyConnection], None]]] = [
     (1, "initial schema: sources, memories, cues, vectors, edges, runs", _sql(SCHEMA_V1)),
     (2, "cable_done: memories CABLE has processed, so linking resumes", _sql(CABLE_DONE)),
     (3, "conversation titles, said-at times of turns and memories, turn roles", _sql(SAID_AND_TITLES)),
@@ -127,7 +129,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[duckdb.DuckDBPyConnection], None]]] =
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 
-def current_version(con: duckdb.DuckDBPyConnection) -> int:
+def current_version(con: DuckDBPyConnection) -> int:
     """The highest applied migration, 0 for a new file (whose migrations table this creates)."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -136,8 +138,10 @@ def current_version(con: duckdb.DuckDBPyConnection) -> int:
     return read_version(con)
 
 
-def read_version(con: duckdb.DuckDBPyConnection) -> int:
+def read_version(con: DuckDBPyConnection) -> int:
     """The highest applied migration without creating anything (read-only connections); 0 for a new file."""
+    from ripplecli.store.engine import duckdb  # a store read from its snapshot never imports the engine
+
     try:
         row = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
     except duckdb.CatalogException:
@@ -145,7 +149,7 @@ def read_version(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0] or 0) if row else 0
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+def migrate(con: DuckDBPyConnection) -> list[int]:
     """Apply pending migrations in order, each in a transaction; returns the versions applied."""
     applied = []
     for version, name, step in MIGRATIONS:
