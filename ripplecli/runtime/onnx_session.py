@@ -31,8 +31,9 @@ def open_session(model: Path, *, prepack: bool = True) -> Any:
     """A CPU session for `model`, from its optimised copy when that is current (see the module docstring).
 
     `prepack=False` leaves the weights as they are read instead of re-laying them out for the matrix kernels: the
-    session opens in ~10 ms instead of ~50, its first sentence costs a few ms more, and encoding many is ~5% slower
-    (2-core AMD EPYC, MiniLM). A process that encodes one question (a cold `ripple ask`) gains; an ingest does not."""
+    session opens in ~10 ms instead of ~50, its first sentence costs a few ms more, encoding many is ~5% slower
+    (2-core AMD EPYC, MiniLM), and vectors differ in the seventh decimal (another summation order). A process that
+    encodes one question (a cold `ripple ask`) gains; an ingest does not."""
     import onnxruntime
 
     copy = optimised_copy(model)
