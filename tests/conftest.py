@@ -253,6 +253,21 @@ def fake_memory(tmp_path: Path, fake_settings, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture
+def sample_store(fake_memory) -> Path:
+    """The sample chats ingested with the fake encoder and extractor, the store closed by its writer (so its recall
+    arrays and snapshot are saved)."""
+    for path in sorted(SAMPLE_CHATS.glob("*.json")):
+        fake_memory.ingest(path)
+    fake_memory.close()
+    return fake_memory.path
+
+
+def opened_read_only(path: Path) -> Store:
+    """A store as a read command opens it."""
+    return Store.open(path, create=False, read_only=True)
+
+
+@pytest.fixture
 def store(tmp_path: Path, fake_settings, fake_extractor) -> Path:
     """A store of two sessions built with the fake encoder (recorded in its settings, so the CLI reuses it)."""
     from chats import CHAT_1, CHAT_2, new_memory, session, write_chat

@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_CHATS
+from conftest import SAMPLE_CHATS, opened_read_only
 
 from ripplecli.api import Memory, NewTurn
 from ripplecli.recall.index import RecallIndex
@@ -24,22 +24,8 @@ QUESTIONS = [
 ]
 
 
-@pytest.fixture
-def sample_store(fake_memory: Memory) -> Path:
-    """The sample chats ingested with the fake encoder and extractor, the store closed (its arrays saved)."""
-    for path in sorted(SAMPLE_CHATS.glob("*.json")):
-        fake_memory.ingest(path)
-    fake_memory.close()
-    return fake_memory.path
-
-
-def read_only(path: Path) -> Store:
-    """The store as an ask opens it."""
-    return Store.open(path, create=False, read_only=True)
-
-
 def test_every_read_answers_what_its_sql_twin_answers(sample_store: Path) -> None:
-    store = read_only(sample_store)
+    store = opened_read_only(sample_store)
     arrays, sql = store.recall_arrays(), SqlReads(store)
     assert arrays is not None and arrays.count == sql.count > 100
     ids = [*range(-1, arrays.count + 3), 10**9]
@@ -103,7 +89,7 @@ def test_arrays_are_used_only_while_they_hold_the_committed_memories(fake_memory
     result = memory.recall("Harbor Grill closed for good", k=5, mode="seeds", as_of=AS_OF, answer="none")
     assert "closed for good" in result.evidence[0].restatement  # read by SQL meanwhile
     memory.close()
-    reopened = read_only(fake_memory.path)
+    reopened = opened_read_only(fake_memory.path)
     assert reopened.recall_arrays().count == arrays.count + 1  # type: ignore[union-attr]
     reopened.close()
 
@@ -121,20 +107,20 @@ def test_forgotten_text_leaves_the_arrays(sample_store: Path) -> None:
 
 def test_damaged_arrays_fall_back_to_sql_and_the_next_writer_rebuilds_them(sample_store: Path) -> None:
     (sample_store / RECALL_DIR / "recall.bin").write_bytes(b"not the arrays")
-    store = read_only(sample_store)
+    store = opened_read_only(sample_store)
     assert store.recall_arrays() is None
     index = RecallIndex.open(store)
     assert isinstance(index.reads, SqlReads) and index.texts.get(1)
     store.close()
     Store.open(sample_store, create=False).close()
-    store = read_only(sample_store)
+    store = opened_read_only(sample_store)
     assert store.recall_arrays() is not None
     store.close()
 
 
 def test_an_empty_store_saves_empty_arrays(tmp_path: Path) -> None:
     Store.open(tmp_path / "empty").close()
-    store = read_only(tmp_path / "empty")
+    store = opened_read_only(tmp_path / "empty")
     arrays = store.recall_arrays()
     assert arrays is not None and arrays.count == 0
     assert arrays.restatements_of([1]) == {} and arrays.holders_of("memory_cues", ["x"]) == {}

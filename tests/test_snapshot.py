@@ -9,30 +9,15 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-import pytest
 from chats import run
-from conftest import SAMPLE_CHATS
+from conftest import SAMPLE_CHATS, opened_read_only
 
 from ripplecli.api import Memory
-from ripplecli.store.db import DB_FILE, RECALL_DIR, Store
+from ripplecli.store.db import DB_FILE, RECALL_DIR
 from ripplecli.store.snapshot import READY_FILE, Snapshot, _writer_holds
 
 AS_OF = datetime(2026, 6, 1)
 QUESTION = "Should Alex take Maya to Harbor Grill?"
-
-
-@pytest.fixture
-def sample_store(fake_memory: Memory) -> Path:
-    """The sample chats in a store with the fake encoder and extractor, closed by its writer."""
-    for path in sorted(SAMPLE_CHATS.glob("*.json")):
-        fake_memory.ingest(path)
-    fake_memory.close()
-    return fake_memory.path
-
-
-def opened(path: Path) -> Store:
-    """The store as a read command opens it."""
-    return Store.open(path, create=False, read_only=True)
 
 
 def recalled(path: Path) -> tuple[str, str]:
@@ -44,7 +29,7 @@ def recalled(path: Path) -> tuple[str, str]:
 
 
 def test_a_read_only_open_after_a_writer_reads_the_snapshot_and_answers_the_same(sample_store, monkeypatch) -> None:
-    store = opened(sample_store)
+    store = opened_read_only(sample_store)
     assert store.snapshot is not None and store._con is None
     assert store.count("memories") > 100 and store.get_meta("settings")["encoder_backend"] == "fake"
     store.close()
@@ -66,7 +51,7 @@ def test_an_ask_on_the_snapshot_never_imports_the_database_engine(sample_store) 
 
 
 def test_sql_still_works_on_a_snapshot_store(sample_store) -> None:
-    store = opened(sample_store)
+    store = opened_read_only(sample_store)
     assert store.snapshot is not None
     sources = store.count("sources")  # no snapshot figure: the connection opens now
     assert store._con is not None and sources == store.con.execute("SELECT count(*) FROM sources").fetchone()[0]
@@ -79,7 +64,7 @@ def test_a_database_changed_behind_the_stamp_is_opened_instead(sample_store) -> 
     con = duckdb.connect(str(sample_store / DB_FILE))
     con.execute("UPDATE conversations SET title = 'Renamed behind ripple''s back'")
     con.close()
-    store = opened(sample_store)
+    store = opened_read_only(sample_store)
     assert store.snapshot is None
     assert set(store.people()[1].values()) == {"Renamed behind ripple's back"}
     store.close()
@@ -88,28 +73,28 @@ def test_a_database_changed_behind_the_stamp_is_opened_instead(sample_store) -> 
 def test_a_wal_or_another_stamp_keeps_the_snapshot_out(sample_store) -> None:
     wal = sample_store / (DB_FILE + ".wal")
     wal.write_bytes(b"")
-    assert opened(sample_store).snapshot is None
+    assert opened_read_only(sample_store).snapshot is None
     wal.unlink()
-    assert opened(sample_store).snapshot is not None
+    assert opened_read_only(sample_store).snapshot is not None
     ready = sample_store / RECALL_DIR / READY_FILE
     stamp = json.loads(ready.read_text())
     ready.write_text(json.dumps({**stamp, "schema": stamp["schema"] + 1}))  # written by another ripple
-    assert opened(sample_store).snapshot is None
+    assert opened_read_only(sample_store).snapshot is None
     ready.write_text("{not json")
-    assert opened(sample_store).snapshot is None
+    assert opened_read_only(sample_store).snapshot is None
 
 
 def test_every_writer_restamps_so_asks_see_what_it_wrote(sample_store) -> None:
     memory = Memory(sample_store)
     memory.ingest(SAMPLE_CHATS / "dinner.json")  # nothing new, but the writer closes
     memory.close()
-    assert opened(sample_store).snapshot is not None
-    before = opened(sample_store).count("memories")
+    assert opened_read_only(sample_store).snapshot is not None
+    before = opened_read_only(sample_store).count("memories")
     from ripplecli.api import NewTurn
 
     with Memory(sample_store) as memory:
         memory.remember(NewTurn("Alex", "The Harbor Grill closed for good in May.", AS_OF), conversation="news")
-    store = opened(sample_store)
+    store = opened_read_only(sample_store)
     assert store.snapshot is not None and store.count("memories") == before + 1
     assert store.recall_arrays().restatements_of([store.count("memories")])  # type: ignore[union-attr]
 
