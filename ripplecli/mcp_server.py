@@ -169,7 +169,6 @@ class RippleTools:
 def build_server(tools: RippleTools) -> MCPServer:
     """An MCP server whose tools call one open Memory (used by `serve`, and in process by tests and benchmarks)."""
     server = MCPServer("ripple", instructions=INSTRUCTIONS, log_level="WARNING")
-    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG; stderr is the host's log
     for name, description in DESCRIPTIONS.items():
         server.add_tool(getattr(tools, name), name=name, description=description)
     return server

@@ -1,4 +1,4 @@
-"""The three first-hop views: dense (hnswlib), lexical (bm25s) and cue-index matching."""
+"""The three first-hop views: dense (hnswlib), lexical (BM25) and cue-index matching."""
 
 from __future__ import annotations
 
