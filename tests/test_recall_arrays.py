@@ -12,7 +12,8 @@ from ripplecli.api import Memory, NewTurn
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.pipeline import Recaller
 from ripplecli.store.db import RECALL_DIR, Store
-from ripplecli.store.lookups import CUE_COLUMNS, SqlReads
+from ripplecli.store.lookups import SqlReads
+from ripplecli.store.reads import CUE_COLUMNS
 from ripplecli.store.recall_arrays import RecallArrays, Strings
 
 AS_OF = datetime(2026, 6, 1)

@@ -292,7 +292,7 @@ def load_views(store: Store, ids: list[int]) -> list[MemoryView]:
 
 def store_speakers(store: Store) -> set[str]:
     """Canonical names of every chat's speakers: sharing them says nothing about two memories."""
-    return {canonical_name(name) for name in queries.chat_speakers(store)}
+    return {canonical_name(name) for name in store.people()[0]}
 
 
 def cue_frequency(store: Store, cues: set[str]) -> dict[str, int]:

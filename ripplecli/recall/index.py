@@ -17,7 +17,8 @@ from typing import Any
 from ripplecli.cues import canonical_name
 from ripplecli.store import queries
 from ripplecli.store.db import Store
-from ripplecli.store.lookups import CUE_COLUMNS, KeyedReads, SqlReads
+from ripplecli.store.lookups import SqlReads
+from ripplecli.store.reads import CUE_COLUMNS, KeyedReads
 
 
 class StoreMap(Mapping):

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Candidate
-from ripplecli.store.lookups import KeyedReads
+from ripplecli.store.reads import KeyedReads
 from ripplecli.trace import ReplyContext, SourceRef
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")

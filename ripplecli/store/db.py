@@ -15,6 +15,7 @@ from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.files import read_json_object
 from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
+from ripplecli.store.layout import DB_FILE, LEXICAL_DIR, RECALL_DIR, VECTOR_FILE
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:
@@ -26,11 +27,6 @@ if TYPE_CHECKING:
 DEFAULT_DIM = 384  # all-MiniLM-L6-v2, the default encoder
 log = logging.getLogger("ripplecli")
 
-DB_FILE = "ripple.duckdb"
-VECTOR_FILE = "vectors.hnsw"
-LEXICAL_DIR = "lexical"
-RECALL_DIR = "recall"  # recall's keyed reads as arrays (store/recall_arrays.py) and the snapshot (store/snapshot.py)
-RECALL_STAMP = "recall.json"  # in RECALL_DIR: the arrays' stamp and layout
 _LOCK_PID = re.compile(r"PID (\d+)")
 # Meta key set in a forget's deleting transaction and cleared only in the rewritten file: while it is set, deleted
 # text may still sit in DuckDB's free blocks or in a derived index, and the next writer finishes the rewrite.
@@ -455,12 +451,16 @@ class Store:
         return int(row[0]) if row else 0
 
     def people(self) -> tuple[list[str], dict[str, str], str | None]:
-        """The chats' speakers, their export titles and the name of the store owner (see `queries`)."""
+        """Every speaker of every stored chat (as written), conversation -> its export's title, and the name the
+        store owner's turns are stored under (None when no export marked one)."""
         if self.snapshot is not None:
             return self.snapshot.speakers, self.snapshot.titles, self.snapshot.owner
-        from ripplecli.store import queries
-
-        return queries.chat_speakers(self), queries.conversation_titles(self), queries.owner_speaker(self)
+        speakers = [r[0] for r in self.con.execute("SELECT DISTINCT unnest(speakers) FROM conversations").fetchall()]
+        titles = self.con.execute("SELECT conversation_id, title FROM conversations WHERE title IS NOT NULL").fetchall()
+        owner = self.con.execute(  # the speaker most turns marked as the owner's carry (it may have been renamed)
+            "SELECT speaker FROM sources WHERE role = 'owner' GROUP BY speaker ORDER BY count(*) DESC, speaker LIMIT 1"
+        ).fetchone()
+        return speakers, dict(titles), owner[0] if owner else None
 
     def all_vectors(self) -> tuple[list[int], Any]:
         """Every stored vector, the source of truth the ANN index is rebuilt from."""

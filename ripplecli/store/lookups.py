@@ -1,16 +1,13 @@
-"""Keyed reads for recall: a batch of memory ids or cues per query, so an ask reads what it needs, not the store."""
+"""Recall's keyed reads by SQL: a batch of memory ids or cues per query, so an ask reads what it needs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
 
 from ripplecli.store import queries
 from ripplecli.store.db import Store
-
-SourceRow = tuple[int, str, str, str, str, datetime | None, datetime | None, int]  # queries.memory_sources
-CUE_COLUMNS = {"memory_cues": "cue", "memory_persons": "person", "memory_locations": "location"}
+from ripplecli.store.reads import CUE_COLUMNS, SourceRow
 
 
 def _column(table: str) -> str:
@@ -18,45 +15,6 @@ def _column(table: str) -> str:
     if table not in CUE_COLUMNS:
         raise ValueError(f"not a cue table: {table}")
     return CUE_COLUMNS[table]
-
-
-class KeyedReads(Protocol):
-    """What the on-demand recall index reads by key: SQL (`SqlReads`) or the saved arrays (`RecallArrays`)."""
-
-    @property
-    def count(self) -> int: ...
-
-    def memory_rows_of(self, ids: Sequence[int]) -> tuple[dict[int, str], dict[int, tuple[str, datetime | None]]]: ...
-
-    def restatements_of(self, ids: Sequence[int]) -> dict[int, str]: ...
-
-    def cues_of(self, table: str, ids: Sequence[int]) -> dict[int, set[str]]: ...
-
-    def cue_sets_of(self, ids: Sequence[int]) -> dict[str, dict[int, set[str]]]: ...
-
-    def holders_of(self, table: str, values: Sequence[str]) -> dict[str, list[int]]: ...
-
-    def holder_counts(self, values: Sequence[str]) -> dict[str, int]: ...
-
-    def cue_values(self, table: str) -> list[str]: ...
-
-    def forms_of(self, forms: Sequence[str]) -> dict[str, str]: ...
-
-    def contiguity_of(self, ids: Sequence[int]) -> dict[int, set[int]]: ...
-
-    def first_speakers_of(self, ids: Sequence[int]) -> dict[int, str]: ...
-
-    def grounded_within(self, start: datetime, end: datetime) -> list[int]: ...
-
-    def said_within(self, start: datetime, end: datetime) -> list[int]: ...
-
-    def placed_of(self, ids: Sequence[int]) -> dict[int, tuple[str, datetime | None]]: ...
-
-    def grounded_of(self, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]: ...
-
-    def sources_of(self, ids: Sequence[int]) -> list[SourceRow]: ...
-
-    def previous_turns_of(self, ids: Sequence[int]) -> list[tuple[int, str, str, str, str]]: ...
 
 
 class SqlReads:

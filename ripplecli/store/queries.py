@@ -29,12 +29,6 @@ def placed_restatements(store: Store) -> list[tuple[int, str, str, datetime | No
     return store.con.execute("SELECT memory_id, restatement, conversation_id, said_at FROM memories").fetchall()
 
 
-def conversation_titles(store: Store) -> dict[str, str]:
-    """conversation id -> its export's title, for the conversations that have one."""
-    rows = store.con.execute("SELECT conversation_id, title FROM conversations WHERE title IS NOT NULL")
-    return dict(rows.fetchall())
-
-
 def cue_pairs(store: Store, table: str) -> list[tuple[int, str]]:
     """(memory id, cue) of one cue table (concepts, persons or locations), by memory id."""
     if table not in CUE_TABLES:
@@ -54,24 +48,11 @@ def grounded_times(store: Store) -> list[tuple[int, datetime, datetime]]:
     ).fetchall()
 
 
-def chat_speakers(store: Store) -> list[str]:
-    """Every speaker of every stored chat, as written."""
-    return [r[0] for r in store.con.execute("SELECT DISTINCT unnest(speakers) FROM conversations").fetchall()]
-
-
 def conversation_speakers(store: Store, conversation_id: str) -> list[str]:
     """The stored speaker list of one conversation (empty when it is new)."""
     rows = store.con.execute("SELECT speakers FROM conversations WHERE conversation_id = ?", [conversation_id])
     row = rows.fetchone()
     return list(row[0]) if row else []
-
-
-def owner_speaker(store: Store) -> str | None:
-    """The speaker most turns marked as the store owner's carry (None when no export marked one)."""
-    row = store.con.execute(
-        "SELECT speaker FROM sources WHERE role = 'owner' GROUP BY speaker ORDER BY count(*) DESC, speaker LIMIT 1"
-    ).fetchone()
-    return row[0] if row else None
 
 
 def first_speakers(store: Store) -> list[tuple[int, str]]:

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from ripplecli.files import read_json_object, replace_folder
-from ripplecli.store.db import RECALL_STAMP
-from ripplecli.store.lookups import CUE_COLUMNS, SourceRow
+from ripplecli.store.layout import RECALL_STAMP
+from ripplecli.store.reads import CUE_COLUMNS, SourceRow
 
 log = logging.getLogger(__name__)
 

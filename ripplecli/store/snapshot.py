@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ripplecli.files import read_json_object, replace_atomically
-from ripplecli.store.db import RECALL_STAMP
+from ripplecli.store.layout import RECALL_STAMP
 
 if TYPE_CHECKING:
     from ripplecli.store.recall_arrays import RecallArrays
@@ -97,18 +97,17 @@ class Snapshot:
 
 def facts(store, folder: Path) -> dict[str, Any]:
     """What the snapshot records from a writer's open connection, once the arrays in `folder` are current."""
-    from ripplecli.store import queries
-
     arrays = read_json_object(folder / RECALL_STAMP) or {}
+    speakers, titles, owner = store.people()
     return {
         "format": FORMAT,
         "arrays_version": arrays.get("version"),
         "meta": dict(store.con.execute("SELECT key, value FROM meta").fetchall()),
         "schema": store.schema_version(),
         "counts": {name: store.count(name) for name in COUNTED},
-        "speakers": queries.chat_speakers(store),
-        "titles": queries.conversation_titles(store),
-        "owner": queries.owner_speaker(store),
+        "speakers": speakers,
+        "titles": titles,
+        "owner": owner,
     }
 
 
