@@ -70,6 +70,19 @@ def test_a_database_changed_behind_the_stamp_is_opened_instead(sample_store) -> 
     store.close()
 
 
+def test_a_snapshot_store_that_connects_after_a_writer_came_and_went_reads_the_database(sample_store) -> None:
+    import duckdb
+
+    store = opened_read_only(sample_store)
+    assert store.snapshot is not None and store.count("memories") > 100
+    con = duckdb.connect(str(sample_store / DB_FILE))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'memories_version'")
+    con.close()
+    assert store.version("memories") != 99  # the snapshot still answers, until the connection opens
+    assert store.con is not None and store.snapshot is None and store.version("memories") == 99
+    store.close()
+
+
 def test_a_wal_or_another_stamp_keeps_the_snapshot_out(sample_store) -> None:
     wal = sample_store / (DB_FILE + ".wal")
     wal.write_bytes(b"")

@@ -181,6 +181,8 @@ class Store:
         """The DuckDB connection, opened on first use when the store was opened on its snapshot."""
         if self._con is None:
             self._con = _connect(self.path / DB_FILE, self.read_only)
+            if self.snapshot is not None and not self.snapshot.describes(self.path / DB_FILE):
+                self.snapshot, self._meta = None, None  # a writer came and went: from now on, only the database
         return self._con
 
     @con.setter

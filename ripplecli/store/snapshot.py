@@ -57,6 +57,7 @@ class Snapshot:
     speakers: list[str]
     titles: dict[str, str]
     owner: str | None
+    files: list[list[int] | None]  # the identities of the database file and its WAL the stamp recorded
     _arrays: list[RecallArrays | None] = field(default_factory=list, repr=False)  # [] until first asked
 
     @classmethod
@@ -81,9 +82,15 @@ class Snapshot:
                 list(ready["speakers"]),
                 dict(ready["titles"]),
                 ready["owner"],
+                ready["files"],
             )
         except (KeyError, TypeError, ValueError):
             return None
+
+    def describes(self, db_file: Path) -> bool:
+        """Whether the database file and its WAL are still as the stamp recorded (checked again when a snapshot
+        store opens its connection after all: a writer may have come and gone meanwhile)."""
+        return _identities(db_file) == self.files
 
     @property
     def arrays(self) -> RecallArrays | None:
