@@ -18,7 +18,6 @@ import logging
 import mmap
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -264,17 +263,12 @@ class RecallArrays:
 
     def __init__(self, folder: Path, stamp: dict) -> None:
         self.folder = folder
-        self.version = int(stamp["version"])
         with (folder / DATA_FILE).open("rb") as handle:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)  # the map outlives the file handle
         if len(data) != stamp["size"]:
             raise ValueError(f"{folder / DATA_FILE}: {len(data)} bytes, the stamp says {stamp['size']}")
-        self._arrays = {
-            name: np.frombuffer(data, dtype=np.dtype(kind), count=length, offset=offset)
-            if length
-            else np.empty(0, kind)
-            for name, (kind, offset, length) in stamp["arrays"].items()
-        }
+        self._arrays = {name: _view(data, *where) for name, where in stamp["arrays"].items()}
+        self._string_lists: dict[str, Strings] = {}
         self.ids = self._array("ids")
         if len(self.ids) != stamp["count"]:
             raise ValueError(f"{folder}: {len(self.ids)} ids, the stamp says {stamp['count']}")
@@ -306,38 +300,14 @@ class RecallArrays:
         return self._arrays[name]
 
     def _strings(self, name: str) -> Strings:
-        """A saved list of strings."""
-        return Strings(self._array(f"{name}_offsets"), self._array(f"{name}_blob"))
+        """A saved list of strings (texts, forms, a cue table's values, ...), made once."""
+        if name not in self._string_lists:
+            self._string_lists[name] = Strings(self._array(f"{name}_offsets"), self._array(f"{name}_blob"))
+        return self._string_lists[name]
 
-    @cached_property
-    def texts(self) -> Strings:
-        """Restatements, by row."""
-        return self._strings("texts")
-
-    @cached_property
-    def forms(self) -> Strings:
-        """Surface forms, sorted."""
-        return self._strings("forms")
-
-    @cached_property
-    def form_cues(self) -> Strings:
-        """The cue of each surface form."""
-        return self._strings("form_cues")
-
-    @cached_property
-    def conversations(self) -> Strings:
-        """Conversation ids, sorted; rows refer to them by code."""
-        return self._strings("conversation_names")
-
-    @cached_property
-    def speakers(self) -> Strings:
-        """First speakers' names, sorted; rows refer to them by code."""
-        return self._strings("speaker_names")
-
-    @cached_property
-    def values(self) -> dict[str, Strings]:
-        """cue table -> its distinct values, sorted."""
-        return {table: self._strings(f"{table}_values") for table in CUE_COLUMNS}
+    def _coded(self, name: str, row: int) -> str:
+        """The string a row's code names in a coded column (`_put_codes`)."""
+        return self._strings(f"{name}_names")[int(self._array(f"{name}_codes")[row])]
 
     @property
     def count(self) -> int:
@@ -355,7 +325,8 @@ class RecallArrays:
 
     def restatements_of(self, ids: Sequence[int]) -> dict[int, str]:
         """memory id -> restatement."""
-        return {mid: self.texts[row] for mid, row in self._rows(ids)}
+        texts = self._strings("texts")
+        return {mid: texts[row] for mid, row in self._rows(ids)}
 
     def placed_of(self, ids: Sequence[int]) -> dict[int, tuple[str, datetime | None]]:
         """memory id -> (conversation, said at)."""
@@ -363,18 +334,17 @@ class RecallArrays:
 
     def _placed(self, row: int) -> tuple[str, datetime | None]:
         """(conversation, said at) of one row."""
-        code, said = int(self._array("conversation_codes")[row]), int(self._array("said_at")[row])
-        return self.conversations[code], _moment(said)
+        return self._coded("conversation", row), _moment(int(self._array("said_at")[row]))
 
     def memory_rows_of(self, ids: Sequence[int]) -> tuple[dict[int, str], dict[int, tuple[str, datetime | None]]]:
         """memory id -> restatement, and memory id -> (conversation, said at)."""
-        rows = self._rows(ids)
-        return {mid: self.texts[row] for mid, row in rows}, {mid: self._placed(row) for mid, row in rows}
+        rows, texts = self._rows(ids), self._strings("texts")
+        return {mid: texts[row] for mid, row in rows}, {mid: self._placed(row) for mid, row in rows}
 
     def cues_of(self, table: str, ids: Sequence[int]) -> dict[int, set[str]]:
         """memory id -> its values in one cue table, for the ids that have any."""
         offsets, codes = self._array(f"{table}_of_offsets"), self._array(f"{table}_of")
-        values = self.values[table]
+        values = self._strings(f"{table}_values")
         found: dict[int, set[str]] = {}
         for mid, row in self._rows(ids):
             held = codes[offsets[row] : offsets[row + 1]].tolist()
@@ -389,7 +359,7 @@ class RecallArrays:
     def holders_of(self, table: str, values: Sequence[str]) -> dict[str, list[int]]:
         """value -> the memories holding it (sorted ids), for the values some memory holds."""
         offsets, holders = self._array(f"{table}_holders_offsets"), self._array(f"{table}_holders")
-        vocabulary = self.values[table]
+        vocabulary = self._strings(f"{table}_values")
         found: dict[str, list[int]] = {}
         for value in dict.fromkeys(values):
             code = vocabulary.find(value)
@@ -399,7 +369,7 @@ class RecallArrays:
 
     def holder_counts(self, values: Sequence[str]) -> dict[str, int]:
         """concept cue -> how many memories hold it."""
-        offsets, vocabulary = self._array("memory_cues_holders_offsets"), self.values["memory_cues"]
+        offsets, vocabulary = self._array("memory_cues_holders_offsets"), self._strings("memory_cues_values")
         found: dict[str, int] = {}
         for value in dict.fromkeys(values):
             code = vocabulary.find(value)
@@ -409,16 +379,17 @@ class RecallArrays:
 
     def cue_values(self, table: str) -> list[str]:
         """Every distinct value of a cue table, in the order memories first name them."""
-        vocabulary = self.values[table]
+        vocabulary = self._strings(f"{table}_values")
         return [vocabulary[code] for code in self._array(f"{table}_order").tolist()]
 
     def forms_of(self, forms: Sequence[str]) -> dict[str, str]:
         """Surface form -> the cue it stands for."""
+        surface, cues = self._strings("forms"), self._strings("form_cues")
         found: dict[str, str] = {}
         for form in dict.fromkeys(forms):
-            at = self.forms.find(form)
+            at = surface.find(form)
             if at >= 0:
-                found[form] = self.form_cues[at]
+                found[form] = cues[at]
         return found
 
     def contiguity_of(self, ids: Sequence[int]) -> dict[int, set[int]]:
@@ -434,8 +405,7 @@ class RecallArrays:
     def first_speakers_of(self, ids: Sequence[int]) -> dict[int, str]:
         """memory id -> the speaker of its first source turn."""
         codes = self._array("speaker_codes")
-        coded = ((mid, int(codes[row])) for mid, row in self._rows(ids))
-        return {mid: self.speakers[code] for mid, code in coded if code >= 0}
+        return {mid: self._coded("speaker", row) for mid, row in self._rows(ids) if codes[row] >= 0}
 
     def grounded_of(self, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]:
         """memory id -> (start, end) of the time its text names, for those that name one."""
@@ -473,7 +443,7 @@ class RecallArrays:
         ]
         found.sort(key=lambda item: -self._position(item[1]))
         return [
-            (mid, texts[turn], turn_ids[previous], self._source_speaker(previous), texts[previous])
+            (mid, texts[turn], turn_ids[previous], self._coded("source_speaker", previous), texts[previous])
             for mid, turn, previous in found
         ]
 
@@ -481,17 +451,12 @@ class RecallArrays:
         """A source turn's position in its chat."""
         return int(self._array("source_position")[turn])
 
-    def _source_speaker(self, turn: int) -> str:
-        """Who said a source turn."""
-        return self._strings("source_speaker_names")[int(self._array("source_speaker_codes")[turn])]
-
     def _turn(self, turn: int) -> tuple[str, str, str, str, datetime | None, datetime | None, int]:
         """(turn id, session id, speaker, text, session time, said at, position) of one source turn."""
-        session = self._strings("source_session_names")[int(self._array("source_session_codes")[turn])]
         return (
             self._strings("source_turn")[turn],
-            session,
-            self._source_speaker(turn),
+            self._coded("source_session", turn),
+            self._coded("source_speaker", turn),
             self._strings("source_text")[turn],
             _moment(int(self._array("source_session_ts")[turn])),
             _moment(int(self._array("source_said_at")[turn])),
