@@ -199,7 +199,7 @@ class Store:
         facts = None
         if not self.read_only:
             self._heal_derived_indexes()
-            facts = snapshot.facts(self, self.path / RECALL_DIR)
+            facts = snapshot.facts(self)
         if self._con is not None:
             self._con.close()
         self.closed = True
@@ -284,11 +284,15 @@ class Store:
             if self._meta is None and self.snapshot is not None:
                 self._meta = self.snapshot.meta
             if self._meta is None:
-                self._meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
+                self._meta = self.meta_table()
             raw = self._meta.get(key)
             return json.loads(raw) if raw is not None else default
         row = self.con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
         return json.loads(row[0]) if row else default
+
+    def meta_table(self) -> dict[str, str]:
+        """The whole meta table, key -> its stored JSON text."""
+        return dict(self.con.execute("SELECT key, value FROM meta").fetchall())
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store a JSON value in the meta table (inside the caller's transaction, if any)."""

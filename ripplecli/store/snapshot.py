@@ -21,7 +21,9 @@ import json
 import logging
 import os
 import struct
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +52,6 @@ class Snapshot:
     (mapping them needs numpy, which a command that shows one memory does not)."""
 
     folder: Path
-    arrays_version: int
     meta: dict[str, str]  # meta key -> its stored JSON text, as the meta table holds it
     schema: int
     counts: dict[str, int]
@@ -58,7 +59,6 @@ class Snapshot:
     titles: dict[str, str]
     owner: str | None
     files: list[list[int] | None]  # the identities of the database file and its WAL the stamp recorded
-    _arrays: list[RecallArrays | None] = field(default_factory=list, repr=False)  # [] until first asked
 
     @classmethod
     def open(cls, folder: Path, db_file: Path, schema: int) -> Snapshot | None:
@@ -70,12 +70,11 @@ class Snapshot:
         if ready.get("files") != _identities(db_file) or _writer_holds(db_file) is not False:
             return None
         arrays = read_json_object(folder / RECALL_STAMP) or {}
-        if arrays.get("version") != ready.get("arrays_version"):  # replaced by a writer since the stamp was read
-            return None
         try:
+            if arrays.get("version") != _memories_version(ready["meta"]):  # replaced since the stamp was read
+                return None
             return cls(
                 folder,
-                int(ready["arrays_version"]),
                 dict(ready["meta"]),
                 int(ready["schema"]),
                 {name: int(ready["counts"][name]) for name in COUNTED},
@@ -92,24 +91,27 @@ class Snapshot:
         store opens its connection after all: a writer may have come and gone meanwhile)."""
         return _identities(db_file) == self.files
 
-    @property
+    @cached_property
     def arrays(self) -> RecallArrays | None:
-        """Recall's arrays, mapped on first use; None if they cannot be read (the store then reads by SQL)."""
-        if not self._arrays:
-            from ripplecli.store.recall_arrays import RecallArrays
+        """Recall's arrays (built from the memories version the meta names), mapped on first use; None if they cannot
+        be read (the store then reads by SQL)."""
+        from ripplecli.store.recall_arrays import RecallArrays
 
-            self._arrays.append(RecallArrays.open(self.folder, self.arrays_version))
-        return self._arrays[0]
+        return RecallArrays.open(self.folder, _memories_version(self.meta))
 
 
-def facts(store, folder: Path) -> dict[str, Any]:
-    """What the snapshot records from a writer's open connection, once the arrays in `folder` are current."""
-    arrays = read_json_object(folder / RECALL_STAMP) or {}
+def _memories_version(meta: dict[str, str]) -> int:
+    """The memories version in a meta table's raw values (what `Store.version("memories")` reads)."""
+    return int(json.loads(meta.get("memories_version", "0")))
+
+
+def facts(store) -> dict[str, Any]:
+    """What the snapshot records from a writer's open connection, once its derived indexes are current (the
+    arrays then hold the memories version the meta names)."""
     speakers, titles, owner = store.people()
     return {
         "format": FORMAT,
-        "arrays_version": arrays.get("version"),
-        "meta": dict(store.con.execute("SELECT key, value FROM meta").fetchall()),
+        "meta": store.meta_table(),
         "schema": store.schema_version(),
         "counts": {name: store.count(name) for name in COUNTED},
         "speakers": speakers,
@@ -120,7 +122,7 @@ def facts(store, folder: Path) -> dict[str, Any]:
 
 def stamp(folder: Path, db_file: Path, recorded: dict[str, Any]) -> None:
     """Write the snapshot's stamp: `recorded` facts and the database file as it is now that no one writes it."""
-    if recorded.get("arrays_version") is None or not folder.is_dir():
+    if not folder.is_dir():
         return
     ready = {**recorded, "files": _identities(db_file)}
     try:
@@ -146,8 +148,6 @@ def _identity(path: Path) -> list[int] | None:
 def _writer_holds(db_file: Path) -> bool | None:
     """Whether another process holds the database file's POSIX write lock, as DuckDB's writers do (F_GETLK: asked,
     not taken); None when this platform's lock record is not one this knows."""
-    import sys
-
     try:
         import fcntl
     except ImportError:  # not POSIX
