@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ripplecli.runtime.encoders import model_dir
-from ripplecli.runtime.onnx_encoder import OnnxEncoder, _load_tokenizer, _pad_token, max_length
+from ripplecli.runtime.onnx_encoder import OnnxEncoder, _load_tokenizer, _pad_id, max_length
 from ripplecli.runtime.wordpiece import WordPiece, save_compact
 
 MODEL = "all-MiniLM-L6-v2"
@@ -24,7 +24,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory):
     folder = model_dir(MODEL)
     real = _load_tokenizer(folder)
     path = tmp_path_factory.mktemp("wordpiece") / "wordpiece.txt"
-    assert save_compact(real, _pad_token(folder) or "[PAD]", path)
+    assert save_compact(real, _pad_id(folder, real), path)
     compact = WordPiece.load(path, max_length(folder))
     assert compact is not None
     return real, compact
@@ -67,7 +67,7 @@ def test_a_tokenizer_of_another_kind_gets_no_compact_copy(pair, tmp_path: Path) 
     config["normalizer"]["lowercase"] = False  # a cased model: lowercasing would change its ids
     from tokenizers import Tokenizer
 
-    assert not save_compact(Tokenizer.from_str(json.dumps(config)), "[PAD]", tmp_path / "w.txt")
+    assert not save_compact(Tokenizer.from_str(json.dumps(config)), 0, tmp_path / "w.txt")
     assert not (tmp_path / "w.txt").exists() and WordPiece.load(tmp_path / "w.txt", 256) is None
 
 

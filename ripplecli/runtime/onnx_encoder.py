@@ -44,7 +44,7 @@ class OnnxEncoder:
         self._input_names = [node.name for node in self._session.get_inputs()]
         self._folder, self._compact = folder, model_file.with_name(COMPACT_TOKENIZER)  # in the export's cache folder
         self._wordpiece = WordPiece.load(self._compact, max_length(folder)) if few else None
-        self._tokenizer = None if self._wordpiece is not None else self._load_tokenizer()
+        self._tokenizer = None if self._wordpiece is not None else self._real_tokenizer()
         self._pad_id = self._wordpiece.pad if self._wordpiece is not None else _pad_id(folder, self._tokenizer)
 
     @classmethod
@@ -56,12 +56,12 @@ class OnnxEncoder:
         999 questions every evidence list and typed answer came out the same."""
         return cls(model, few=True)
 
-    def _load_tokenizer(self):
+    def _real_tokenizer(self):
         """The model's fast tokenizer; a BERT-style one also leaves its compact copy for later one-shot asks."""
         tokenizer = _load_tokenizer(self._folder)
         if not self._compact.is_file():
             try:
-                save_compact(tokenizer, _pad_token(self._folder) or "[PAD]", self._compact)
+                save_compact(tokenizer, _pad_id(self._folder, tokenizer), self._compact)
             except OSError as exc:  # a read-only cache: later asks load the real tokenizer
                 log.debug("could not save the compact tokenizer %s: %s", self._compact, exc)
         return tokenizer
@@ -73,7 +73,7 @@ class OnnxEncoder:
             if all(ids is not None for ids in fast):
                 return fast  # type: ignore[return-value]
         if self._tokenizer is None:
-            self._tokenizer = self._load_tokenizer()
+            self._tokenizer = self._real_tokenizer()
         return [item.ids for item in self._tokenizer.encode_batch(list(texts))]
 
     def model_file(self, folder: Path) -> Path:
@@ -255,19 +255,13 @@ def _load_tokenizer(folder: Path):
     return tokenizer
 
 
-def _pad_token(folder: Path) -> str | None:
-    """The model's padding token, as its tokenizer_config.json names it."""
+def _pad_id(folder: Path, tokenizer) -> int:
+    """The id of the model's padding token (0 for BERT-style vocabularies)."""
     config_file = folder / "tokenizer_config.json"
     pad_token = _read_json(config_file).get("pad_token") if config_file.is_file() else None
     if isinstance(pad_token, dict):
         pad_token = pad_token.get("content")
-    return pad_token if isinstance(pad_token, str) else None
-
-
-def _pad_id(folder: Path, tokenizer) -> int:
-    """The id of the model's padding token (0 for BERT-style vocabularies)."""
-    pad_token = _pad_token(folder)
-    pad_id = tokenizer.token_to_id(pad_token) if pad_token is not None else None
+    pad_id = tokenizer.token_to_id(pad_token) if isinstance(pad_token, str) else None
     return pad_id if pad_id is not None else 0
 
 

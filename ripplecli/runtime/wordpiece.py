@@ -34,7 +34,8 @@ class WordPiece:
     def __init__(self, vocab: dict[str, int], settings: dict[str, Any], max_length: int) -> None:
         self.vocab = vocab
         self.unk = vocab[settings["unk"]]
-        self.cls, self.sep, self.pad = vocab[settings["cls"]], vocab[settings["sep"]], vocab[settings["pad"]]
+        self.cls, self.sep = vocab[settings["cls"]], vocab[settings["sep"]]
+        self.pad = int(settings["pad"])  # the id the encoder pads with, as it finds it without this copy
         self.prefix = settings["prefix"]
         self.max_chars = int(settings["max_chars"])
         self.specials = list(settings["specials"])  # added tokens: found in the raw text before anything else
@@ -99,10 +100,10 @@ def _words(text: str) -> list[str]:
     return words
 
 
-def save_compact(tokenizer: Any, pad_token: str, path: Path) -> bool:
+def save_compact(tokenizer: Any, pad_id: int, path: Path) -> bool:
     """Write the compact copy of a `tokenizers` tokenizer when its pipeline is BERT's uncased one; False if not."""
     config = json.loads(tokenizer.to_str())
-    settings = _bert_uncased_settings(config, pad_token)
+    settings = _bert_uncased_settings(config, pad_id)
     if settings is None:
         return False
     vocab = config["model"]["vocab"]
@@ -115,7 +116,7 @@ def save_compact(tokenizer: Any, pad_token: str, path: Path) -> bool:
     return True
 
 
-def _bert_uncased_settings(config: dict[str, Any], pad_token: str) -> dict[str, Any] | None:
+def _bert_uncased_settings(config: dict[str, Any], pad_id: int) -> dict[str, Any] | None:
     """The settings of a tokenizer.json whose pipeline is the one WordPiece above reproduces; else None."""
     normalizer, pre, model = config.get("normalizer") or {}, config.get("pre_tokenizer") or {}, config.get("model")
     post = config.get("post_processor") or {}
@@ -131,14 +132,12 @@ def _bert_uncased_settings(config: dict[str, Any], pad_token: str) -> dict[str, 
     if post.get("type") != "TemplateProcessing" or len(single) != 3 or single[1] != "A":
         return None
     specials = [token["content"] for token in config.get("added_tokens", [])]
-    if pad_token not in model["vocab"]:
-        return None
     return {
         "unk": model["unk_token"],
         "prefix": model["continuing_subword_prefix"],
         "max_chars": model["max_input_chars_per_word"],
         "cls": single[0],
         "sep": single[2],
-        "pad": pad_token,
+        "pad": pad_id,
         "specials": specials,
     }
