@@ -287,7 +287,14 @@ class RecallArrays:
     def open(cls, folder: Path, version: int) -> RecallArrays | None:
         """The arrays saved in `folder` when they were built from memories version `version`; else None."""
         stamp = read_json_object(folder / META_FILE)
-        if stamp is None or stamp.get("format") != FORMAT or stamp.get("version") != version:
+        if stamp is None or stamp.get("version") != version:
+            return None
+        return cls.mapped(folder, stamp)
+
+    @classmethod
+    def mapped(cls, folder: Path, stamp: dict) -> RecallArrays | None:
+        """The arrays `stamp` (their recall.json, already read) describes, mapped; None when they are unreadable."""
+        if stamp.get("format") != FORMAT:
             return None
         try:
             return cls(folder, stamp)

@@ -22,7 +22,7 @@ import logging
 import os
 import struct
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +59,7 @@ class Snapshot:
     titles: dict[str, str]
     owner: str | None
     files: list[list[int] | None]  # the identities of the database file and its WAL the stamp recorded
+    arrays_stamp: dict[str, Any] = field(repr=False)  # their recall.json (layout included), read once by open()
 
     @classmethod
     def open(cls, folder: Path, db_file: Path, schema: int) -> Snapshot | None:
@@ -82,6 +83,7 @@ class Snapshot:
                 dict(ready["titles"]),
                 ready["owner"],
                 ready["files"],
+                arrays,
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -93,11 +95,11 @@ class Snapshot:
 
     @cached_property
     def arrays(self) -> RecallArrays | None:
-        """Recall's arrays (built from the memories version the meta names), mapped on first use; None if they cannot
-        be read (the store then reads by SQL)."""
+        """Recall's arrays (built from the memories version the meta names, as open() checked), mapped on first use;
+        None if they cannot be read (the store then reads by SQL)."""
         from ripplecli.store.recall_arrays import RecallArrays
 
-        return RecallArrays.open(self.folder, _memories_version(self.meta))
+        return RecallArrays.mapped(self.folder, self.arrays_stamp)
 
 
 def _memories_version(meta: dict[str, str]) -> int:
