@@ -74,6 +74,11 @@ class Strings:
                 high = middle
         return low if low < len(self) and self._bytes(low) == wanted else -1
 
+    def found(self, values: Sequence[str]) -> list[tuple[str, int]]:
+        """(value, position) of each distinct value in this sorted list, in the order given; absent ones left out."""
+        positions = ((value, self.find(value)) for value in dict.fromkeys(values))
+        return [(value, at) for value, at in positions if at >= 0]
+
 
 def _micros(moment: datetime | None) -> int:
     """A naive timestamp as microseconds since 1970 (NO_TIME for NULL)."""
@@ -366,23 +371,14 @@ class RecallArrays:
     def holders_of(self, table: str, values: Sequence[str]) -> dict[str, list[int]]:
         """value -> the memories holding it (sorted ids), for the values some memory holds."""
         offsets, holders = self._array(f"{table}_holders_offsets"), self._array(f"{table}_holders")
-        vocabulary = self._strings(f"{table}_values")
-        found: dict[str, list[int]] = {}
-        for value in dict.fromkeys(values):
-            code = vocabulary.find(value)
-            if code >= 0:
-                found[value] = sorted(holders[offsets[code] : offsets[code + 1]].tolist())
-        return found
+        found = self._strings(f"{table}_values").found(values)
+        return {value: sorted(holders[offsets[code] : offsets[code + 1]].tolist()) for value, code in found}
 
     def holder_counts(self, values: Sequence[str]) -> dict[str, int]:
         """concept cue -> how many memories hold it."""
-        offsets, vocabulary = self._array("memory_cues_holders_offsets"), self._strings("memory_cues_values")
-        found: dict[str, int] = {}
-        for value in dict.fromkeys(values):
-            code = vocabulary.find(value)
-            if code >= 0:
-                found[value] = int(offsets[code + 1] - offsets[code])
-        return found
+        offsets = self._array("memory_cues_holders_offsets")
+        found = self._strings("memory_cues_values").found(values)
+        return {value: int(offsets[code + 1] - offsets[code]) for value, code in found}
 
     def cue_values(self, table: str) -> list[str]:
         """Every distinct value of a cue table, in the order memories first name them."""
@@ -391,13 +387,8 @@ class RecallArrays:
 
     def forms_of(self, forms: Sequence[str]) -> dict[str, str]:
         """Surface form -> the cue it stands for."""
-        surface, cues = self._strings("forms"), self._strings("form_cues")
-        found: dict[str, str] = {}
-        for form in dict.fromkeys(forms):
-            at = surface.find(form)
-            if at >= 0:
-                found[form] = cues[at]
-        return found
+        cues = self._strings("form_cues")
+        return {form: cues[at] for form, at in self._strings("forms").found(forms)}
 
     def contiguity_of(self, ids: Sequence[int]) -> dict[int, set[int]]:
         """memory id -> the memories contiguous with it, for the ids that have any."""
