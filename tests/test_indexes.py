@@ -118,6 +118,16 @@ def test_search_many_matches_search(filled):
     assert [hits[0][0] for hits in batched] == [100, 101, 102, 103]
 
 
+@pytest.mark.parametrize("k", [5, 60, 500])
+def test_search_older_keeps_the_nearest_with_lower_ids(filled, k):
+    index, vectors = filled
+    ids = list(range(150, 190))
+    found = index.search_many(vectors[50:90], k)
+    expected = [[(i, s) for i, s in hits if i < mid][:20] for mid, hits in zip(ids, found, strict=True)]
+    assert index.search_older(vectors[50:90], ids, k, 20) == expected
+    assert index.search_older(vectors[50:90], ids, 0, 20) == [[] for _ in ids]
+
+
 def test_capacity_grows_past_initial(tmp_path):
     index = HnswIndex.open(tmp_path / "big.hnsw", 8)
     vectors = unit_vectors(INITIAL_CAPACITY + 500, dim=8)

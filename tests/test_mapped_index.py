@@ -44,6 +44,9 @@ def test_mapped_search_gives_hnswlibs_hits(tmp_path: Path, deleted: int) -> None
         for k in (1, 10, 30, 80):
             assert mapped.search(query, k) == index.search(query, k)
     assert mapped.search_many(vectors[:5], 7) == index.search_many(vectors[:5], 7)
+    assert mapped.search_older(vectors[:5], [3, 9, 27, 81, 243], 30, 4) == index.search_older(
+        vectors[:5], [3, 9, 27, 81, 243], 30, 4
+    )
 
 
 def test_filters_and_the_exact_fallback_match(tmp_path: Path) -> None:

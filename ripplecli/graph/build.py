@@ -102,12 +102,9 @@ class GraphBuilder:
     def _ann_candidates(self, new, vectors, index) -> dict[int, list[tuple[int, float]]]:
         """Top-k semantic neighbours of each new memory among memories older than it."""
         k = min(self.params.candidate_pool + len(new), index.count)
-        hits = index.search_many(vectors, k) if k else [[] for _ in new]
-        pool = self.params.candidate_pool
-        return {
-            m.memory_id: [(i, s) for i, s in found if i < m.memory_id][:pool]
-            for m, found in zip(new, hits, strict=True)
-        }
+        ids = [m.memory_id for m in new]
+        hits = index.search_older(vectors, ids, k, self.params.candidate_pool) if k else [[] for _ in new]
+        return dict(zip(ids, hits, strict=True))
 
     def _cue_candidates(self, new, speakers) -> dict[int, set[int]]:
         """Up to `candidate_pool` most recent older memories sharing a person or location cue."""
