@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import ClassVar
 
@@ -187,6 +188,16 @@ def test_empty_input_gives_empty_matrix(onnx_encoder):
 def test_order_does_not_depend_on_batching(onnx_encoder):
     single = np.vstack([onnx_encoder.encode([text]) for text in SENTENCES[:6]])
     np.testing.assert_allclose(onnx_encoder.encode(SENTENCES[:6]), single, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_sharing_the_cores_gives_the_same_vectors(onnx_encoder):
+    busy = threading.Event()
+    alone = onnx_encoder.encode(SENTENCES * 3)
+    busy.set()
+    assert np.array_equal(onnx_encoder.encode_sharing(SENTENCES * 3, busy), alone)  # one-thread runs
+    busy.clear()
+    assert np.array_equal(onnx_encoder.encode_sharing(SENTENCES * 3, busy), alone)
 
 
 @pytest.mark.slow

@@ -64,6 +64,31 @@ class ThreadRecorder(FakeEncoder):
         return super().encode(texts)
 
 
+class SharingRecorder(ThreadRecorder):
+    """An encoder that can share the cores: notes whether the ingest's own thread was busy at each call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.caller_busy: list[bool] = []
+        self.waits: list[bool] = []
+
+    def encode_sharing(self, texts: Sequence[str], others_busy: threading.Event) -> np.ndarray:
+        """Record the flag as the batch starts, wait to see it cleared (the ingest waits for these vectors)."""
+        self.caller_busy.append(others_busy.is_set())
+        self.waits.append(not others_busy.is_set() or _cleared(others_busy))
+        return self.encode(texts)
+
+
+def _cleared(flag: threading.Event, seconds: float = 60.0) -> bool:
+    """Whether `flag` is cleared within `seconds`."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while flag.is_set() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return not flag.is_set()
+
+
 def build(folder: Path, chat: Path, settings, extractor: type, monkeypatch) -> tuple[dict, ThreadRecorder]:
     """A store of `chat` ingested with `extractor` (batches of 3 turns), its content and the encoder's calls."""
     from ripplecli.extract.base import EXTRACTORS
@@ -86,6 +111,21 @@ def test_encoding_ahead_writes_the_store_sequential_ingest_writes(tmp_path, fake
     assert {name for name, _ in plain.calls} == {threading.main_thread().name}
     assert all(name.startswith("ripple-encode") for name, _ in early.calls)
     assert [texts for _, texts in early.calls] == [texts for _, texts in plain.calls]  # each batch once
+
+
+def test_an_encoder_that_shares_the_cores_is_told_when_the_ingest_only_waits(tmp_path, fake_settings, monkeypatch):
+    from ripplecli.extract.base import EXTRACTORS
+
+    chat = write_two_conversations(tmp_path / "two.json")
+    sequential, _ = build(tmp_path / "seq", chat, fake_settings, FakeExtractor, monkeypatch)  # batches of 3 turns
+    monkeypatch.setitem(EXTRACTORS, "rules", f"{__name__}:ForeseeingExtractor")
+    encoder = SharingRecorder()
+    with new_memory(tmp_path / "sharing", fake_settings) as memory:
+        memory.encoder = encoder
+        memory.ingest(chat)
+        assert content(memory) == sequential
+    assert encoder.calls and all(name.startswith("ripple-encode") for name, _ in encoder.calls)
+    assert all(encoder.waits)  # every batch saw the ingest's thread go from parsing to waiting
 
 
 def test_wrongly_foreseen_restatements_are_encoded_again(tmp_path, fake_settings, monkeypatch):

@@ -27,23 +27,25 @@ COPY_STAMP = "source.json"
 MIN_EXTERNAL_BYTES = 1024  # smaller tensors stay inside the graph file
 
 
-def open_session(model: Path, *, prepack: bool = True) -> Any:
+def open_session(model: Path, *, prepack: bool = True, threads: int | None = None) -> Any:
     """A CPU session for `model`, from its optimised copy when that is current (see the module docstring).
 
     `prepack=False` leaves the weights as they are read instead of re-laying them out for the matrix kernels: the
     session opens in ~10 ms instead of ~50, its first sentence costs a few ms more, encoding many is ~5% slower
     (2-core AMD EPYC, MiniLM), and vectors differ in the seventh decimal (another summation order). A process that
-    encodes one question (a cold `ripple ask`) gains; an ingest does not."""
+    encodes one question (a cold `ripple ask`) gains; an ingest does not.
+    `threads`: how many threads one run may use (default: every core)."""
     import onnxruntime
 
     copy = optimised_copy(model)
     stamp = source_stamp(model)
     if read_json_object(copy / COPY_STAMP) == stamp:
         try:
-            return _session(copy / COPY_MODEL, onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL, prepack=prepack)
+            level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+            return _session(copy / COPY_MODEL, level, prepack=prepack, threads=threads)
         except Exception as exc:  # onnxruntime's errors derive from Exception only
             log.warning("the optimised encoder copy %s is unreadable (%s); writing it again", copy, exc)
-    return _open_and_save(model, copy, stamp, prepack)
+    return _open_and_save(model, copy, stamp, prepack, threads)
 
 
 def optimised_copy(model: Path) -> Path:
@@ -59,12 +61,15 @@ def source_stamp(model: Path) -> dict[str, Any]:
     return {"model": [info.st_size, info.st_mtime_ns], "onnxruntime": onnxruntime.__version__}
 
 
-def _session(path: Path, level: Any, save_to: Path | None = None, prepack: bool = True) -> Any:
-    """An onnxruntime CPU session using every core; `save_to` also writes the optimised graph and weights."""
+def _session(
+    path: Path, level: Any, save_to: Path | None = None, prepack: bool = True, threads: int | None = None
+) -> Any:
+    """An onnxruntime CPU session using `threads` (default every core); `save_to` also writes the optimised graph
+    and weights."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = os.cpu_count() or 1
+    options.intra_op_num_threads = threads or os.cpu_count() or 1
     options.graph_optimization_level = level
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning threads starve a busy laptop
     if not prepack:
@@ -78,7 +83,7 @@ def _session(path: Path, level: Any, save_to: Path | None = None, prepack: bool 
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def _open_and_save(model: Path, copy: Path, stamp: dict[str, Any], prepack: bool) -> Any:
+def _open_and_save(model: Path, copy: Path, stamp: dict[str, Any], prepack: bool, threads: int | None) -> Any:
     """Open `model` with optimisations on, writing its optimised copy on the way; without the copy if that fails.
 
     ORT_ENABLE_EXTENDED, not ALL: the optimisations ALL adds are layout changes for convolutions (none in this
@@ -90,13 +95,13 @@ def _open_and_save(model: Path, copy: Path, stamp: dict[str, Any], prepack: bool
     try:
         shutil.rmtree(temp, ignore_errors=True)
         temp.mkdir(parents=True)
-        session = _session(model, level, save_to=temp / COPY_MODEL, prepack=prepack)
+        session = _session(model, level, save_to=temp / COPY_MODEL, prepack=prepack, threads=threads)
         (temp / COPY_STAMP).write_text(json.dumps(stamp), encoding="utf-8")
         _move_into_place(temp, copy)
         return session
     except Exception as exc:  # a read-only or full cache: run without the copy
         log.debug("could not write the optimised encoder copy %s: %s", copy, exc)
-        return _session(model, level, prepack=prepack)
+        return _session(model, level, prepack=prepack, threads=threads)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
 
