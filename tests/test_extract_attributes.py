@@ -61,3 +61,14 @@ def test_a_pattern_it_cannot_evaluate_keeps_spacys_ruler() -> None:
     ruler = spacy.blank("en").add_pipe("attribute_ruler")
     ruler.add([[{"LOWER": "hi"}, {"IS_PUNCT": True}]], {"LEMMA": "hello"})
     assert compile_ruler(ruler) is None
+
+
+def test_the_bare_tokenizer_loads_the_tokenizer_spacy_saved() -> None:
+    spacy = pytest.importorskip("spacy")
+    from ripplecli.extract.nlp import SPACY_MODEL, UNUSED_COMPONENTS
+
+    ours = load_nlp()
+    theirs = spacy.load(SPACY_MODEL, exclude=list(UNUSED_COMPONENTS))
+    assert ours.tokenizer.to_bytes(exclude=["vocab"]) == theirs.tokenizer.to_bytes(exclude=["vocab"])
+    texts = [*EDGE_TEXTS, *texts_of("conv-26")]
+    assert [[t.text for t in ours.make_doc(x)] for x in texts] == [[t.text for t in theirs.make_doc(x)] for x in texts]
