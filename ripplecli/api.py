@@ -301,6 +301,8 @@ class Memory(OwnYourData):
         """Load the encoder, the extractor's models and every index now, so a long-lived server (MCP) pays them
         once at start, not on its first `remember` or `recall`."""
         self.encoder.encode(["warm up"])
+        if hasattr(self.encoder, "warm_sharing"):  # the one-core session a write encodes on while spaCy parses
+            self.encoder.warm_sharing()
         self._warm_extractor()
         if self.store.count("memories"):
             self.recall("warm up", k=1)

@@ -246,6 +246,7 @@ def test_the_real_warm_up_loads_spacy_and_the_encoder(tmp_path: Path) -> None:
     with Memory(tmp_path / "store") as memory:
         memory.warm()
         assert load_nlp.cache_info().currsize == 1 and memory._encoder is not None
+        assert memory._encoder._one_thread is not None  # what a write encodes on while spaCy parses
 
 
 @pytest.mark.slow

@@ -111,6 +111,11 @@ class OnnxEncoder:
             return self.encode(texts)
         return self._encode(texts, lambda: self._one_thread_session() if others_busy.is_set() else self._session)
 
+    def warm_sharing(self) -> None:
+        """Open the one-thread session now: a long-lived server's first write does not pay for it."""
+        if (os.cpu_count() or 1) >= 2:
+            self._one_thread_session()
+
     def _one_thread_session(self) -> Any:
         """The session whose runs use one thread, opened the first time it is wanted."""
         if self._one_thread is None:
