@@ -194,7 +194,9 @@ def test_the_demo_questions_through_the_real_parts(tmp_path) -> None:
         memory.ingest(chats / "moving.json")
         grill = memory.recall("Should Alex take Maya to Harbor Grill?", k=20, answer="typed").answer
         nora = memory.recall("Where is Nora moving to?", answer="typed").answer
+        launch = memory.recall("When is Alex's launch?", answer="typed").answer  # "a launch on the 12th", 4 June
     assert grill is not None and grill.type == "should"
+    assert launch is not None and launch.span == "12 June 2026"
     assert "oyster bar" in grill.text and "shellfish" in grill.text and "allergic reaction" in grill.text
     assert nora is not None and "Denver" in (nora.span or "")
 

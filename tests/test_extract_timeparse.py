@@ -63,6 +63,10 @@ def test_yesterday_is_the_whole_previous_day() -> None:
         ("I might have seen it last fall", days((2022, 9, 1), (2022, 11, 30))),
         ("I met my teammates on the 15th", days((2023, 4, 15), (2023, 4, 15))),
         ("We will meet on the 15th", days((2023, 5, 15), (2023, 5, 15))),
+        ("Work has been crazy, we have a launch on the 12th.", days((2023, 5, 12), (2023, 5, 12))),  # ahead
+        ("Work has been crazy, we had a launch on the 10th.", days((2023, 4, 10), (2023, 4, 10))),
+        ("On the 3rd, we went hiking.", days((2023, 5, 3), (2023, 5, 3))),
+        ("It was fun, the movers come on May 28th", days((2023, 5, 28), (2023, 5, 28))),
     ],
 )
 def test_relative_expressions_ground_on_the_session(text: str, expected: tuple) -> None:

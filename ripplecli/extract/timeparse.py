@@ -286,8 +286,10 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
 
 
 def _unmarked(match: re.Match[str], tense: str) -> bool:
-    """No word of the expression's sentence says past or future (the default tense is only a guess)."""
-    return tense == "past" and not _PAST_CUES.search(sentence_at(match.string, match.start()))
+    """No word of the expression's clause or of what follows it in the sentence says past or future (the default
+    tense is only a guess). An earlier clause does not count: "Work has been crazy, we have a launch on the 12th"
+    speaks of a launch ahead; "On the 3rd, we went" still reports."""
+    return tense == "past" and not _PAST_CUES.search(clause_onwards(match.string, match.start()))
 
 
 def _unmarked_pick(match: re.Match[str], candidates: list[Interval], anchor: datetime) -> Interval | None:
@@ -306,6 +308,8 @@ def _day_of_month(match: re.Match[str], anchor: datetime | None, tense: str) -> 
         first = month_span(anchor.year, anchor.month + offset)[0]
         if day <= month_span(first.year, first.month)[1].day:
             candidates.append(day_span(first.replace(day=day)))
+    if candidates and _unmarked(match, tense):
+        return _unmarked_pick(match, candidates, anchor)  # "we have a launch on the 12th"
     return _pick(candidates, anchor, tense)
 
 
@@ -362,6 +366,13 @@ _TRIGGER = re.compile(
 def sentence_at(text: str, position: int) -> str:
     """The sentence holding `position`: "Will do. I went past it on Tuesday" reports, whatever came before."""
     start = max(text.rfind(mark, 0, position) for mark in ".!?\n") + 1
+    return text[start : sentence_end(text, position)]
+
+
+def clause_onwards(text: str, position: int) -> str:
+    """From the start of the clause holding `position` (after a comma or semicolon of its sentence) to the end of
+    its sentence."""
+    start = max(text.rfind(mark, 0, position) for mark in ".!?\n,;") + 1
     return text[start : sentence_end(text, position)]
 
 
