@@ -158,33 +158,38 @@ class HnswIndex(_SavedIndex):
 
     def search_many(self, vectors: np.ndarray, k: int) -> list[Hits]:
         """One hit list per query row, searched in parallel."""
-        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
-        k = min(k, self.count)
-        if k <= 0:
-            return [[] for _ in queries]
-        self._index.set_ef(max(EF_SEARCH, k))
-        try:
-            labels, distances = self._index.knn_query(queries, k=k)
-        except RuntimeError:
-            return [self.search(query, k) for query in queries]
-        return [_hits(row_labels, row_distances) for row_labels, row_distances in zip(labels, distances, strict=True)]
+        found = self._knn_rows(vectors, k)
+        if found is None:  # nothing to find, or fewer than k reachable: row by row (search's fallbacks)
+            return [self.search(query, k) for query in self._rows(vectors)]
+        return [_hits(row_labels, row_distances) for row_labels, row_distances in zip(*found, strict=True)]
 
     def search_older(self, vectors: np.ndarray, ids: Sequence[int], k: int, limit: int) -> list[Hits]:
         """As _SavedIndex.search_older, filtered as arrays: a 500-memory batch asks for 520 neighbours a row."""
-        queries = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
-        k = min(k, self.count)
-        if k <= 0:
-            return [[] for _ in queries]
-        self._index.set_ef(max(EF_SEARCH, k))
-        try:
-            labels, distances = self._index.knn_query(queries, k=k)
-        except RuntimeError:  # fewer than k reachable: search_many falls back query by query
+        found = self._knn_rows(vectors, k)
+        if found is None:
             return super().search_older(vectors, ids, k, limit)
+        labels, distances = found
         older = labels < np.asarray(ids, dtype=labels.dtype)[:, None]
         return [
             _hits(row_labels[keep][:limit], row_distances[keep][:limit])
             for row_labels, row_distances, keep in zip(labels, distances, older, strict=True)
         ]
+
+    def _rows(self, vectors: np.ndarray) -> np.ndarray:
+        """Query vectors as float32 rows."""
+        return np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+
+    def _knn_rows(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """hnswlib's labels and distances for every row at once, k clipped to the live count; None when k is 0 or
+        the graph cannot fill k."""
+        k = min(k, self.count)
+        if k <= 0:
+            return None
+        self._index.set_ef(max(EF_SEARCH, k))
+        try:
+            return self._index.knn_query(self._rows(vectors), k=k)
+        except RuntimeError:
+            return None
 
     def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
         """The stored (unit-length) vectors of live memory ids, in the order given."""
