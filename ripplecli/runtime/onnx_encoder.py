@@ -107,19 +107,17 @@ class OnnxEncoder:
         one-thread session, so the encoder and the parser take a core each. Three busy threads on two cores cost
         the encoder ~15% more CPU (2-core AMD EPYC VM, MiniLM beside spaCy) and an ingest is bound by its CPU. The
         batches are the same and a run's thread count does not change its sums: the vectors are identical."""
-        if (os.cpu_count() or 1) < 2:
-            return self.encode(texts)
         return self._encode(texts, lambda: self._one_thread_session() if others_busy.is_set() else self._session)
 
     def warm_sharing(self) -> None:
         """Open the one-thread session now: a long-lived server's first write does not pay for it."""
-        if (os.cpu_count() or 1) >= 2:
-            self._one_thread_session()
+        self._one_thread_session()
 
     def _one_thread_session(self) -> Any:
-        """The session whose runs use one thread, opened the first time it is wanted."""
+        """The session whose runs use one thread, opened the first time it is wanted (on one core, the usual one)."""
         if self._one_thread is None:
-            self._one_thread = open_session(self._model_file, threads=1)
+            single = (os.cpu_count() or 1) < 2
+            self._one_thread = self._session if single else open_session(self._model_file, threads=1)
         return self._one_thread
 
     def _encode(self, texts: Sequence[str], session: Callable[[], Any]) -> np.ndarray:
