@@ -363,22 +363,28 @@ _TRIGGER = re.compile(
 )
 
 
+SENTENCE_MARKS = ".!?\n"
+
+
 def sentence_at(text: str, position: int) -> str:
     """The sentence holding `position`: "Will do. I went past it on Tuesday" reports, whatever came before."""
-    start = max(text.rfind(mark, 0, position) for mark in ".!?\n") + 1
-    return text[start : sentence_end(text, position)]
+    return text[_start(text, position, SENTENCE_MARKS) : sentence_end(text, position)]
 
 
 def clause_onwards(text: str, position: int) -> str:
     """From the start of the clause holding `position` (after a comma or semicolon of its sentence) to the end of
     its sentence."""
-    start = max(text.rfind(mark, 0, position) for mark in ".!?\n,;") + 1
-    return text[start : sentence_end(text, position)]
+    return text[_start(text, position, SENTENCE_MARKS + ",;") : sentence_end(text, position)]
+
+
+def _start(text: str, position: int, marks: str) -> int:
+    """Just after the last of `marks` before `position` (0 when there is none)."""
+    return max(text.rfind(mark, 0, position) for mark in marks) + 1
 
 
 def sentence_end(text: str, position: int) -> int:
     """Where the sentence holding `position` ends: its closing mark, else the end of the text."""
-    return min((end for end in (text.find(mark, position) for mark in ".!?\n") if end != -1), default=len(text))
+    return min((end for end in (text.find(mark, position) for mark in SENTENCE_MARKS) if end != -1), default=len(text))
 
 
 def tense_of(text: str) -> str:
