@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -95,3 +96,15 @@ def escape_c1(dumped: str) -> str:
     terminal, a JSON document must not be able to drive it."""
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
 
+
+def unusable_because(path: Path, exc: OSError) -> str:
+    """Why the file system refused to let ripple make or write `path`, in words that say what to fix."""
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        blocker = next((above for above in (path, *path.parents) if above.exists() and not above.is_dir()), None)
+        if blocker is not None:
+            return f"{blocker} is a file, not a folder"
+    if exc.errno == errno.EROFS:
+        return "the file system is read-only"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied on {exc.filename}" if exc.filename else "permission denied"
+    return exc.strerror or str(exc)

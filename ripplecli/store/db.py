@@ -16,6 +16,7 @@ from ripplecli.files import read_json_object
 from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
 from ripplecli.store.layout import DB_FILE, LEXICAL_DIR, RECALL_DIR, VECTOR_FILE, is_leftover, is_own
+from ripplecli.store.placement import check_new_store, check_writable, folder_error, no_store_here
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:
@@ -139,14 +140,20 @@ class Store:
         """Open (and with `create`, initialise) the store folder at `path`."""
         path = Path(path).expanduser()
         db_path = path / DB_FILE
-        if path.exists() and not path.is_dir():
-            raise StoreError(f"store {path}: not a folder")
-        if not db_path.exists():
-            if not create:
-                raise StoreError(f"store {path}: no ripple store here (run `ripple ingest` first)")
-            read_only = False
-            _private_folder(path)
-            _create_database(db_path)
+        try:
+            if path.exists() and not path.is_dir():
+                raise StoreError(f"store {path}: not a folder")
+            if not db_path.exists():
+                if not create:
+                    raise no_store_here(path)
+                read_only = False
+                check_new_store(path)
+                _private_folder(path)
+                _create_database(db_path)
+            elif not read_only:
+                check_writable(path)
+        except OSError as exc:  # a read-only disk, a file where a folder should be, a folder of someone else's
+            raise folder_error(path, exc) from None
         if read_only:
             from ripplecli.store.snapshot import Snapshot
 
