@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -9,7 +10,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 T = TypeVar("T")
 
@@ -50,6 +51,23 @@ def replace_folder(target: Path, write: Callable[[Path], T]) -> T:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def private_file(path: Path, mode: str = "wb", encoding: str | None = None) -> IO[Any]:
+    """Open a new file for writing, created owner-only (0600, whatever the umask) rather than chmod-ed afterwards:
+    what a writer killed meanwhile leaves holds private conversations too."""
+    return open(path, mode, encoding=encoding, opener=_owner_only)
+
+
+def write_private_text(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) into a new owner-only file."""
+    with private_file(path, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def _owner_only(name: str, flags: int) -> int:
+    """open()'s opener creating the file 0600."""
+    return os.open(name, flags, 0o600)
+
+
 def mapped_array(path: Path) -> Any:
     """A saved .npy array mapped read-only, as a plain ndarray view (numpy's memmap class costs on every index): a
     one-shot ask reads the few rows it needs, not the file. A zero-length array, which numpy will not map, is read."""
@@ -77,3 +95,16 @@ def escape_c1(dumped: str) -> str:
     """JSON text with DEL and the C1 controls as \\u escapes (json.dumps escapes only the C0 ones): printed on a
     terminal, a JSON document must not be able to drive it."""
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+
+
+def unusable_because(path: Path, exc: OSError) -> str:
+    """Why the file system refused to let ripple make or write `path`, in words that say what to fix."""
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        blocker = next((above for above in (path, *path.parents) if above.exists() and not above.is_dir()), None)
+        if blocker is not None:
+            return f"{blocker} is a file, not a folder"
+    if exc.errno == errno.EROFS:
+        return "the file system is read-only"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied on {exc.filename}" if exc.filename else "permission denied"
+    return exc.strerror or str(exc)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ripplecli.errors import InputError, ModelError
-from ripplecli.files import replace_atomically
+from ripplecli.files import replace_atomically, unusable_because
 
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 NO_MODEL = "no local model configured: pass --model PATH, set RIPPLE_MODEL, or run `ripple config set model.path PATH`"
@@ -83,11 +83,13 @@ def config_path() -> Path:
 def load_config() -> dict[str, Any]:
     """The flat key -> value settings; a missing file is an empty config, a broken one a clear error."""
     path = config_path()
-    if not path.exists():
-        return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (FileNotFoundError, NotADirectoryError):  # none yet (or none can be there: `config set` says why)
+        return {}
+    except PermissionError:
+        raise InputError(f"config {path}: permission denied; set RIPPLE_CONFIG to a file you can read") from None
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, not JSON
         raise InputError(f"config {path}: not readable JSON ({exc})") from None
     if not isinstance(data, dict):
         raise InputError(f"config {path}: expected a JSON object")
@@ -111,11 +113,15 @@ def set_config(key: str, text: str | None) -> dict[str, Any]:
 
 
 def _write(data: dict[str, Any]) -> None:
-    """Atomic write: a crash leaves the old file."""
+    """Atomic write (a crash leaves the old file) of an owner-only file, in a folder ripple makes owner-only."""
     path = config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-    replace_atomically(path, lambda temp: temp.write_text(text, encoding="utf-8"))
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        replace_atomically(path, lambda temp: temp.write_text(text, encoding="utf-8"))
+    except OSError as exc:  # a read-only disk, a file where the folder should be, someone else's folder
+        reason = f"{unusable_because(path, exc)}; set RIPPLE_CONFIG to a file you can write"
+        raise InputError(f"config {path}: cannot write it: {reason}") from None
 
 
 # --- which model ---------------------------------------------------------------------------------

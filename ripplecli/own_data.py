@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ripplecli.config import GraphParams, Settings
 from ripplecli.errors import InputError, StoreError
-from ripplecli.files import replace_atomically
+from ripplecli.files import replace_atomically, unusable_because
 from ripplecli.inputs import parse_memory_id
 from ripplecli.protocols import Encoder
 
@@ -188,4 +188,7 @@ def _write_file(path: Path, lines: Iterable[str]) -> int:
         with open(temp, "w", encoding="utf-8", newline="\n") as stream:
             return _write_lines(lines, stream)
 
-    return replace_atomically(path, write)
+    try:
+        return replace_atomically(path, write)
+    except OSError as exc:  # a read-only disk, a folder of someone else's, a full disk
+        raise InputError(f"--out {path}: cannot write it: {unusable_because(path, exc)}") from None

@@ -15,7 +15,7 @@ import numpy as np
 
 from ripplecli.config import cache_home, force_offline
 from ripplecli.errors import ModelError
-from ripplecli.files import read_json_object, replace_atomically
+from ripplecli.files import read_json_object, replace_atomically, unusable_because
 from ripplecli.runtime.encoders import model_dir, model_name
 from ripplecli.runtime.onnx_session import open_session
 from ripplecli.runtime.wordpiece import WordPiece, save_compact
@@ -201,6 +201,7 @@ def ensure_exported(folder: Path) -> Path:
     """The cached ONNX file for this model's exact weights, exported on first use."""
     target = exported_file(folder)
     if not target.is_file():
+        _make_cache_folder(target.parent)
         log.info("exporting the encoder to ONNX (once)…")
         from ripplecli.runtime.export_onnx import export_onnx
 
@@ -211,6 +212,17 @@ def ensure_exported(folder: Path) -> Path:
         except (RuntimeError, ValueError, OSError) as exc:
             raise ModelError(f"could not export the encoder {folder} to ONNX: {exc}") from exc
     return target
+
+
+def _make_cache_folder(folder: Path) -> None:
+    """The export's cache folder, or one line saying why there can be none (before torch is even imported)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a read-only disk, a file where a folder should be, a folder of someone else's
+        raise ModelError(
+            f"encoder cache {cache_home()}: cannot write it: {unusable_because(folder, exc)}; set RIPPLE_CACHE to a "
+            "folder you can write"
+        ) from None
 
 
 def encoder_key(folder: Path) -> str:

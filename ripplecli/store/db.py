@@ -15,7 +15,8 @@ from ripplecli.errors import StoreBusyError, StoreError
 from ripplecli.files import read_json_object
 from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
-from ripplecli.store.layout import DB_FILE, LEXICAL_DIR, RECALL_DIR, VECTOR_FILE
+from ripplecli.store.layout import DB_FILE, LEXICAL_DIR, RECALL_DIR, VECTOR_FILE, is_leftover, is_own
+from ripplecli.store.placement import check_new_store, check_writable, folder_error, no_store_here
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def leftovers(path: Path) -> list[Path]:
     """Temp files and folders an interrupted save left behind (they may hold old text)."""
     if not path.is_dir():
         return []
-    return sorted(p for p in path.iterdir() if p.name.startswith(".") and p.name.endswith((".tmp", ".old", ".wal")))
+    return sorted(p for p in path.iterdir() if is_leftover(p.name))
 
 
 def remove_leftovers(path: Path) -> list[Path]:
@@ -60,20 +61,30 @@ def _private_folder(path: Path) -> None:
 
 
 def protect(path: Path) -> None:
-    """Make every file of a store folder owner-only (0600, folders 0700): it holds private conversations."""
+    """Make ripple's files in a store folder owner-only (0600, its folders 0700): they hold private conversations.
+    Only ripple's own entries (store/layout.py) are touched, never what else a folder holds; ripple writes its
+    files 0600 from the start, so this is for those DuckDB creates (its WAL) and those of older stores."""
     if not path.is_dir():
         return
-    for folder, dirs, files in os.walk(path):
-        for name in dirs:
-            _chmod(Path(folder) / name, 0o700)
-        for name in files:
-            _chmod(Path(folder) / name, 0o600)
+    for entry in path.iterdir():
+        if not is_own(entry.name) or entry.is_symlink():
+            continue
+        if not entry.is_dir():
+            _chmod(entry, 0o600)
+            continue
+        _chmod(entry, 0o700)
+        for folder, dirs, files in os.walk(entry):  # a folder of ripple's holds only ripple's files
+            for name in dirs:
+                _chmod(Path(folder) / name, 0o700)
+            for name in files:
+                _chmod(Path(folder) / name, 0o600)
 
 
 def _chmod(path: Path, mode: int) -> None:
-    """chmod that ignores a file removed meanwhile (the WAL comes and goes)."""
+    """chmod that ignores a file removed meanwhile (the WAL comes and goes) and never follows a symlink."""
     with suppress(FileNotFoundError):
-        os.chmod(path, mode)
+        if not path.is_symlink():
+            os.chmod(path, mode)
 
 
 def _connect(db_path: Path, read_only: bool) -> DuckDBPyConnection:
@@ -129,14 +140,20 @@ class Store:
         """Open (and with `create`, initialise) the store folder at `path`."""
         path = Path(path).expanduser()
         db_path = path / DB_FILE
-        if path.exists() and not path.is_dir():
-            raise StoreError(f"store {path}: not a folder")
-        if not db_path.exists():
-            if not create:
-                raise StoreError(f"store {path}: no ripple store here (run `ripple ingest` first)")
-            read_only = False
-            _private_folder(path)
-            _create_database(db_path)
+        try:
+            if path.exists() and not path.is_dir():
+                raise StoreError(f"store {path}: not a folder")
+            if not db_path.exists():
+                if not create:
+                    raise no_store_here(path)
+                read_only = False
+                check_new_store(path)
+                _private_folder(path)
+                _create_database(db_path)
+            elif not read_only:
+                check_writable(path)
+        except OSError as exc:  # a read-only disk, a file where a folder should be, a folder of someone else's
+            raise folder_error(path, exc) from None
         if read_only:
             from ripplecli.store.snapshot import Snapshot
 
@@ -425,7 +442,6 @@ class Store:
                 index = Bm25Index.build([r[0] for r in rows], [r[1] for r in rows])
                 if not self.read_only:
                     index.save(self.path / LEXICAL_DIR, self.version("memories"))
-                    protect(self.path / LEXICAL_DIR)
             self._lexical = index
         return self._lexical
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ripplecli.cues import TOKENIZER_VERSION, content_tokens
-from ripplecli.files import mapped_array, replace_folder
+from ripplecli.files import mapped_array, private_file, replace_folder, write_private_text
 from ripplecli.protocols import Hits
 
 META_FILE = "ripple.json"
@@ -52,12 +52,13 @@ class Bm25Scores:
 
     def write(self, model_folder: Path) -> None:
         """Save the scores in bm25s's layout."""
-        model_folder.mkdir()
+        model_folder.mkdir(mode=0o700)
         for name, file in SCORE_FILES.items():
-            np.save(model_folder / file, getattr(self, name))
-        (model_folder / VOCAB_FILE).write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
+            with private_file(model_folder / file) as out:
+                np.save(out, getattr(self, name))
+        write_private_text(model_folder / VOCAB_FILE, json.dumps(self.vocab, ensure_ascii=False))
         params = {"k1": K1, "b": B, "method": "lucene", "idf_method": "lucene", "num_docs": self.num_docs}
-        (model_folder / PARAMS_FILE).write_text(json.dumps(params), encoding="utf-8")
+        write_private_text(model_folder / PARAMS_FILE, json.dumps(params))
 
     def score(self, tokens: list[str]) -> np.ndarray:
         """Σ over the query's tokens (repeats count again, as in bm25s) of each document's contribution."""
@@ -130,11 +131,12 @@ class Bm25Index:
         """All files of the index, into a fresh folder."""
         if self._saved:
             raise ValueError("an index read from disk is already saved; build a new one to save it elsewhere")
-        np.save(staging / IDS_FILE, self.ids)
+        with private_file(staging / IDS_FILE) as out:
+            np.save(out, self.ids)
         if self._scores is not None:
             self._scores.write(staging / MODEL_FOLDER)
         meta = {"version": version, "count": self.count, "tokenizer": TOKENIZER_VERSION}
-        (staging / META_FILE).write_text(json.dumps(meta))
+        write_private_text(staging / META_FILE, json.dumps(meta))
 
     @classmethod
     def load(cls, folder: Path) -> tuple[Bm25Index | None, int | None]:

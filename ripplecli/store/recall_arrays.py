@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ripplecli.files import read_json_object, replace_folder
+from ripplecli.files import private_file, read_json_object, replace_folder, write_private_text
 from ripplecli.store.layout import RECALL_STAMP
 from ripplecli.store.reads import CUE_COLUMNS, SourceRow
 
@@ -135,14 +135,14 @@ def _write(store, staging: Path) -> None:
     _put_neighbours(arrays, con, ids)
     _put_sources(arrays, con, ids)
     layout: dict[str, tuple[str, int, int]] = {}
-    with (staging / DATA_FILE).open("wb") as out:
+    with private_file(staging / DATA_FILE) as out:
         for name, array in arrays.items():
             out.write(b"\0" * (-out.tell() % ALIGN))
             layout[name] = (array.dtype.str, out.tell(), len(array))
             out.write(np.ascontiguousarray(array).tobytes())
         size = out.tell()
     stamp = {"format": FORMAT, "version": store.version("memories"), "count": len(ids), "size": size}
-    (staging / META_FILE).write_text(json.dumps({**stamp, "arrays": layout}), encoding="utf-8")
+    write_private_text(staging / META_FILE, json.dumps({**stamp, "arrays": layout}))
 
 
 def _us(column: str) -> str:
