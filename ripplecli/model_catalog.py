@@ -182,17 +182,19 @@ def _locate(target: str) -> tuple[Path, str]:
             raise InputError(f"{target} is not pulled yet: run `ripple models pull {target}`")
         return chosen.path(), "catalogue"
     path = Path(target).expanduser()
-    if path.exists() or target.endswith(".gguf") or os.sep in target:
+    if path.exists():
         return path, "path"
     matches = [found for found in discover() if found.name == target]
     if len(matches) > 1:
         raise InputError(f"several models are called '{target}': pass one's path ({matches[0].path}, …)")
-    if not matches:
-        raise InputError(
-            f"no model '{target}': give a catalogue name ({', '.join(CATALOGUE)}), a .gguf path, "
-            "or a name `ripple models` lists"
-        )
-    return Path(matches[0].path), matches[0].source
+    if matches:
+        return Path(matches[0].path), matches[0].source
+    if target.endswith(".gguf") or os.sep in target:
+        return path, "path"  # the header check names the missing file
+    raise InputError(
+        f"no model '{target}': give a catalogue name ({', '.join(CATALOGUE)}), a .gguf path, "
+        "or a name `ripple models` lists"
+    )
 
 
 # --- the one-time tip ----------------------------------------------------------------------------

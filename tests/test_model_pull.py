@@ -225,6 +225,13 @@ def test_unknown_names_and_missing_files_are_one_line(hub, tmp_path, monkeypatch
     )
     missing = run("models", "pull", "gone")
     assert missing.exit_code == 2 and "HTTP 404" in one_error_line(missing)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("RIPPLE_MODELS", str(blocked))
+    unwritable = run("models", "pull", "tiny")
+    assert unwritable.exit_code == 2 and str(blocked) in one_error_line(unwritable)
+    assert len(hub.seen) == 1  # refused before asking the hub
+    monkeypatch.setenv("RIPPLE_MODELS", str(models_dir(tmp_path)))
     monkeypatch.setenv("RIPPLE_HUB_URL", "http://127.0.0.1:9")  # the discard port: nothing listens
     unreachable = run("models", "pull", "tiny")
     assert unreachable.exit_code == 2 and "cannot reach" in one_error_line(unreachable)
@@ -257,6 +264,13 @@ def test_use_takes_a_pulled_name_a_path_or_a_found_name(hub, tmp_path, monkeypat
     found = run("models", "use", "tiny-chat:latest")
     assert found.exit_code == 0, found.output
     assert load_config()["model.path"] == str(ollama / "blobs" / digest.replace(":", "-"))
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / "models").mkdir(parents=True)
+    chat = instruct_gguf(tmp_path / "home" / "models" / "chat-model.gguf")
+    by_file_name = run("models", "use", "chat-model.gguf")  # not in the working folder: ~/models has it
+    assert by_file_name.exit_code == 0, by_file_name.output
+    assert load_config()["model.path"] == str(chat)
 
 
 def test_use_refuses_a_file_that_is_no_instruct_gguf(tmp_path):

@@ -8,6 +8,7 @@ which then replaces the partial one. Nothing reaches the final name before its s
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import http.client
 import os
@@ -69,19 +70,24 @@ def private_folder(folder: Path) -> None:
     for path in reversed(missing):
         path.mkdir(mode=0o700, exist_ok=True)
         os.chmod(path, 0o700)
+    if not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder))
 
 
 def download(url: str, dest: Path, size: int, sha256: str, progress: Progress | None = None) -> Download:
     """Fetch `url` into `dest`, continuing `dest.part` if an earlier pull was cut off; the file lands only when its
     size and sha256 match. A cut-off keeps the part for the next pull; a mismatch deletes it."""
     part = partial_path(dest)
-    private_folder(dest.parent)
-    have = _usable_part(part, size)
-    _check_space(dest.parent, size - have)
-    response, start = _open(url, have)
-    with response:
-        digest = _hash_of(part, start)
-        fetched = _stream(response, part, start, size, digest, progress)
+    try:
+        private_folder(dest.parent)
+        have = _usable_part(part, size)
+        _check_space(dest.parent, size - have)
+        response, start = _open(url, have)
+        with response:
+            digest = _hash_of(part, start)
+            fetched = _stream(response, part, start, size, digest, progress)
+    except OSError as exc:  # the local side: a folder that cannot be made, a full disk (network errors are caught)
+        raise DownloadError(f"cannot write the model into {dest.parent}: {exc.strerror or exc}") from None
     if start + fetched < size:
         raise DownloadError(
             f"{url}: cut off after {gib(start + fetched)} of {gib(size)}; run the same pull again to resume"
