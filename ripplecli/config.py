@@ -40,6 +40,17 @@ def cache_home() -> Path:
     return Path(platformdirs.user_cache_dir("ripple"))
 
 
+def models_home() -> Path:
+    """Where `ripple models pull` puts models, shared by every store (so not under $RIPPLE_HOME, a store folder):
+    $RIPPLE_MODELS, else the platform's user data dir / ripple / models."""
+    env = os.environ.get("RIPPLE_MODELS")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("ripple")) / "models"
+
+
 @dataclass
 class GraphParams:
     """Edge thresholds and caps (docs/method.md, the memory graph); recorded in the store's meta at creation."""

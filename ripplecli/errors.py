@@ -31,3 +31,9 @@ class ModelError(RippleError):
     """A configured local model cannot be used."""
 
     exit_code = 2
+
+
+class DownloadError(RippleError):
+    """A model download failed (network, server or checksum); a partial file is kept only when it can resume."""
+
+    exit_code = 2

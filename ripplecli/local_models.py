@@ -1,7 +1,7 @@
 """Which local model to use (--model, $RIPPLE_MODEL, the config file) and which GGUF files are on this machine.
 
 The config file is JSON at $RIPPLE_CONFIG, else `<user config dir>/ripple/config.json`. Nothing here loads
-weights except `load_llm`, and nothing ever downloads.
+weights except `load_llm`, and nothing downloads (`ripple models pull` is ripplecli.model_catalog).
 """
 
 from __future__ import annotations
@@ -189,10 +189,13 @@ class FoundModel:
 
 
 def search_dirs() -> list[tuple[str, Path]]:
-    """The usual places for GGUF files: config dir and model.dirs, ~/models, HF cache, LM Studio."""
+    """The usual places for GGUF files: ripple's pulled models, config dir and model.dirs, ~/models, HF cache,
+    LM Studio."""
+    from ripplecli.config import models_home
+
     home = Path.home()
     hf_home = Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface"))
-    places = [("config", config_path().parent)]
+    places = [("ripple", models_home()), ("config", config_path().parent)]
     places += [("config model.dirs", Path(d)) for d in load_config().get("model.dirs", [])]
     places += [
         ("~/models", home / "models"),

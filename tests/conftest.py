@@ -50,9 +50,10 @@ def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own RIPPLE_HOME so no test touches the user's data."""
+    """Every test gets its own RIPPLE_HOME (and models folder) so no test touches the user's data."""
     home = tmp_path / "ripple-home"
     monkeypatch.setenv("RIPPLE_HOME", str(home))
+    monkeypatch.setenv("RIPPLE_MODELS", str(tmp_path / "ripple-models"))
     monkeypatch.setenv("RIPPLE_CACHE", str(shared_cache))
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.delenv("RIPPLE_MODEL", raising=False)

@@ -26,7 +26,7 @@ COMMANDS = {
     "import": "ripplecli.cli.manage:import_",
     "doctor": "ripplecli.cli.manage:doctor",
     "mcp": "ripplecli.cli.mcp:mcp",
-    "models": "ripplecli.cli.models:models",
+    "models": "ripplecli.cli.models:models_app",
     "graph": "ripplecli.cli.graph:graph_app",
     "link": "ripplecli.cli.link:link_app",
     "eval": "ripplecli.cli.eval:eval_app",

@@ -8,7 +8,17 @@ from typing import Annotated
 import typer
 
 from ripplecli.cli.choices import choice
-from ripplecli.cli.common import JsonOption, StoreOption, console, open_memory, print_json, printable, user_errors
+from ripplecli.cli.common import (
+    JsonOption,
+    StoreOption,
+    console,
+    err_console,
+    open_memory,
+    print_json,
+    printable,
+    user_errors,
+    watched_stderr,
+)
 from ripplecli.cli.models import ModelOption
 
 BRIEF_EVIDENCE = 5  # --no-trace: the answer and this many evidence lines
@@ -70,6 +80,21 @@ def ask(
             console.print(f"[dim]… {len(result.evidence) - BRIEF_EVIDENCE} more (--json or the trace shows all)[/]")
     if not result.evidence:
         console.print("no evidence found for this question", style="yellow")
+    if answer == "auto" and not no_answer:
+        model_tip(model)
+
+
+def model_tip(model) -> None:
+    """Once per user, where a person reads stderr: the one command that gets a model (auto then answers with it)."""
+    if not watched_stderr():
+        return
+    from ripplecli.model_catalog import model_tip as tip_line
+    from ripplecli.model_catalog import tip_shown
+
+    line = tip_line(model)
+    if line:
+        err_console.print(line, style="dim", markup=False, soft_wrap=True)
+        tip_shown()
 
 
 def terminal_stream():

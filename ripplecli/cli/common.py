@@ -127,6 +127,11 @@ def interactive() -> bool:
     return console.is_terminal and not os.environ.get("CI")
 
 
+def watched_stderr() -> bool:
+    """Whether a person sees what goes to stderr (a terminal, not CI logs or a pipe): download bars, tips."""
+    return err_console.is_terminal and not os.environ.get("CI")
+
+
 def progress_bar(*columns: ProgressColumn) -> Progress:
     """Long work's bar: what it is, done of total, then `columns` (a rate, elapsed time) and the ETA."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
