@@ -41,14 +41,15 @@ def cache_home() -> Path:
 
 
 def models_home() -> Path:
-    """Where `ripple models pull` puts models, shared by every store (so not under $RIPPLE_HOME, a store folder):
-    $RIPPLE_MODELS, else the platform's user data dir / ripple / models."""
+    """Where `ripple models pull` puts models, shared by every store: $RIPPLE_MODELS, else the platform's user data
+    dir / ripple-models. Never inside a store folder (the default store is user data dir / ripple), where a new
+    store would find files that are not its own and refuse to be made."""
     env = os.environ.get("RIPPLE_MODELS")
     if env:
         return Path(env).expanduser()
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("ripple")) / "models"
+    return Path(platformdirs.user_data_dir("ripple-models"))
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The models ripple recommends, getting one (`pull`), choosing one (`use`), and the one-time tip that says how.
 
 A catalogue entry names a GGUF file on the Hugging Face hub with its size, sha256 and licence, and what it was
-measured at. Pulled files go to `models_home()` ($RIPPLE_MODELS or the user data dir's ripple/models), shared by
+measured at. Pulled files go to `models_home()` ($RIPPLE_MODELS or the user data dir's ripple-models), shared by
 every store. The download itself is `ripplecli.runtime.model_pull`, imported only by `pull`.
 """
 

@@ -363,3 +363,15 @@ def test_help_and_listing_never_import_the_download_code(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split()[-2:] == ["False", "False"]
+
+
+def test_default_models_folder_is_not_inside_the_default_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """A pulled model must not sit in the default store folder: a new store there would refuse other files."""
+    import platformdirs
+
+    from ripplecli.config import data_home, models_home
+
+    monkeypatch.delenv("RIPPLE_HOME", raising=False)
+    monkeypatch.delenv("RIPPLE_MODELS", raising=False)
+    monkeypatch.setattr(platformdirs, "user_data_dir", lambda name: str(tmp_path / "share" / name))
+    assert not models_home().is_relative_to(data_home())

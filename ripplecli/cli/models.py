@@ -184,7 +184,7 @@ def pull(
 
     \b
     RIPPLE_HUB_URL   where files come from (default https://huggingface.co)
-    RIPPLE_MODELS    where they go (default: the user data dir's ripple/models)
+    RIPPLE_MODELS    where they go (default: the user data dir's ripple-models)
     """
     from ripplecli.model_catalog import pull as pull_model
 
