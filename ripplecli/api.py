@@ -419,7 +419,7 @@ def brief_answer(answer: Answer | None) -> dict[str, Any] | None:
     """The rules' answer as an agent reads it: its type, span, line and citations (the agent's model decides)."""
     if answer is None:
         return None
-    keys = ("method", "type", "span", "text", "citations", "found")
+    keys = ("method", "type", "span", "text", "citations", "found", "sure")
     return {key: getattr(answer, key) for key in keys}
 
 

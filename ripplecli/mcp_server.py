@@ -50,9 +50,9 @@ DESCRIPTIONS: dict[str, str] = {
         "about the user's past, people they know, their plans, events or preferences. Returns ranked evidence (memory "
         "id, restatement, source turns with dates, how each was found) and the recall trajectory (anchors, the "
         "missing-support target, which channel found what), and `answer`: a rules-only hint (type, span, citations; "
-        "found=false when nothing matched). You answer from the evidence, "
-        "citing memory ids. k: how many memories (default 10). mode: ripple (default), seeds, dense, lexical, ... "
-        "as_of: the question's date, ISO 8601 (default now) for 'last week'-style questions."
+        "found=false when nothing matched, sure=false when no span of the asked kind was found). You answer from the "
+        "evidence, citing memory ids. k: how many memories (default 10). mode: ripple (default), seeds, dense, "
+        "lexical, ... as_of: the question's date, ISO 8601 (default now) for 'last week'-style questions."
     ),
     "show": "One memory in full: restatement, persons, places, time, cues, source turns and graph edges. "
     "memory_id as recall returns it (14 or 'm14').",

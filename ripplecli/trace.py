@@ -363,9 +363,10 @@ class Answer:
     method: str  # typed | extractive | llm
     text: str  # the answer with speaker, date and citations, as shown
     citations: list[int] = field(default_factory=list)
-    type: str | None = None  # the question's type (when, where, who, how-many, which, yes-no, why, should, what)
+    type: str | None = None  # the question's type (when, where, who, how-many, how, which, yes-no, why, should, what)
     span: str | None = None  # the answer itself ("7 May 2023", "Denver"): what the evaluation scores
     found: bool = True  # False: the evidence does not answer, `text` says so and shows the closest evidence
+    sure: bool = True  # False: no span of the asked kind (a reason, an amount, a name…); `text` shows the closest
     note: str | None = None
     fallback: str | None = None  # why the requested method was replaced (a model that failed or is missing)
     dropped_citations: list[int] = field(default_factory=list)

@@ -218,7 +218,7 @@ def answer_text(answer: Answer) -> str:
     """The answer line with its method and type."""
     kind = f"{answer.method}, {answer.type}" if answer.type else answer.method
     text = inert(answer.text) if answer.text else f"[dim]{inert(answer.note or 'no answer')}[/]"
-    style = "bold" if answer.found else "bold yellow"
+    style = "bold" if answer.found and answer.sure else "bold yellow"  # "not found" and "not sure" stand out
     line = f"[{style}]answer[/] ({kind}): {text}"
     if answer.fallback:
         line += f"  [yellow]model fallback: {inert(answer.fallback)}[/]"

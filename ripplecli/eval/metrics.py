@@ -80,7 +80,15 @@ def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-ABSTENTION_MARKERS = ("not mentioned", "no evidence", "no information", "not found", "unknown", "i don't know")
+ABSTENTION_MARKERS = (
+    "not mentioned",
+    "no evidence",
+    "no information",
+    "not found",
+    "not sure",
+    "unknown",
+    "i don't know",
+)
 
 
 def is_abstention(text: str | None) -> bool:

@@ -226,6 +226,7 @@ def answer_record(result: RecallResult, gold: str) -> dict[str, Any]:
         "answer_type": answer.type,
         "answer_method": answer.method,
         "answer_found": answer.found,
+        "answer_sure": answer.sure,
         "answer_seconds": answer.seconds,
         "prompt_tokens": sum(c.get("tokens_in", 0) for c in calls),
         "generated_tokens": sum(c.get("tokens_out", 0) for c in calls),
