@@ -87,3 +87,62 @@ class MemoryDraft:
     concepts: list[str] = field(default_factory=list)
     concept_forms: dict[str, list[str]] = field(default_factory=dict)  # concept -> surface forms seen
     extractor: str = "rules"
+
+
+@dataclass
+class PendingTurn:
+    """A turn not yet in the store, with where it sits in its conversation."""
+
+    session: Session
+    turn: Turn
+    position: int
+    content_hash: str
+
+    @property
+    def said_at(self) -> datetime | None:
+        """When it was said: the message's own time, else its session's (all that older formats record)."""
+        return self.turn.said_at or self.session.timestamp
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory ready to store: its id, its place (the session and position of its first source turn), when that
+    turn was said, the source rows it was drawn from, and what the extractor wrote."""
+
+    memory_id: int
+    conversation_id: str
+    session_id: str
+    position: int
+    session_ts: datetime | None
+    said_at: datetime | None
+    sources: list[int]
+    draft: MemoryDraft
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A weighted link from the older memory to the newer one; `channel` names the kind."""
+
+    src: int
+    dst: int
+    channel: str
+    weight: float
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did, for the summary table and the ingest_runs row."""
+
+    file: str
+    conversations: int = 0
+    new_sources: int = 0
+    duplicates: int = 0
+    skipped: int = 0  # messages the reader left out (tool calls, hidden or media-only messages)
+    edited: int = 0  # export messages whose text changed since they were stored (the stored text is kept)
+    memories: int = 0
+    edges: dict[str, int] = field(default_factory=dict)
+    failures: int = 0
+    rejected: int = 0  # fields and memories of the model's output its gates did not keep (each one a failures row)
+    seconds: float = 0.0
+    run_id: int = 0
+    owner: str | None = None  # the name the owner's turns were stored under, when the file marks any

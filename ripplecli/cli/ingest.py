@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from ripplecli.cli.common import (
 )
 from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
+from ripplecli.registry import FORMATS
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:  # the readers load only when a file is read, not for --help
@@ -140,8 +142,7 @@ def ingest(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Chat exports: files, .zip archives or export folders (ChatGPT, Claude, Telegram, WhatsApp, Slack, "
-            "Discord, notes, ripple's native JSON, LoCoMo, LongMemEval)."
+            help="Chat exports: files, .zip archives or export folders, in the formats listed above."
         ),
     ],
     fmt: Annotated[
@@ -171,13 +172,7 @@ def ingest(
     ingest lists what it read, as what, and what it passed over.
 
     \b
-    chatgpt, claude   conversations.json from the account's data export
-    telegram          Telegram Desktop's JSON export (result.json)
-    whatsapp          a chat's "Export chat" .txt (or its zip)
-    slack             the workspace export (zip or folder)
-    discord           DiscordChatExporter JSON
-    notes             .md / .txt you wrote, a memory per paragraph
-    native            ripple's own JSON (sessions of speaker + text turns)
+    {formats}
 
     Exports that mark your own messages (ChatGPT's `user`, Claude's `human`, your
     side of a Telegram or WhatsApp chat) store them under your name: `--me`, else
@@ -240,3 +235,12 @@ def ingest(
     edited = sum(r.edited for r in reports)
     if edited:
         err_console.print(_edited_line(edited), markup=False, soft_wrap=True)
+
+
+def format_table() -> str:
+    """The help's table of chat formats, a line each from the registry (listing imports no reader)."""
+    width = max(len(name) for name in FORMATS) + 3
+    return "\n".join(f"{name:<{width}}{entry.summary}" for name, entry in FORMATS.items())
+
+
+ingest.__doc__ = inspect.cleandoc(ingest.__doc__ or "").replace("{formats}", format_table())

@@ -9,7 +9,7 @@ as the owner.
 from __future__ import annotations
 
 from ripplecli.formats.days import Dated, by_day, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote
 from ripplecli.model import Conversation, Turn
 
 SPOKEN = frozenset({"Default", "Reply", ""})
@@ -53,4 +53,4 @@ def _messages(messages: Node) -> tuple[list[Dated], int]:
 
 
 # DiscordChatExporter channels: recognised by "guild"
-FORMAT = ChatFormat("guild", parse_discord, label="a DiscordChatExporter file")
+FORMAT = ChatFormat(parse_discord, keyed("guild"), label="a DiscordChatExporter file")

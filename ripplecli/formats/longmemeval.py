@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote, records
+from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote, records
 from ripplecli.model import Conversation, Session, Turn
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -74,4 +74,4 @@ def parse_longmemeval_date(node: Node) -> datetime:
 
 
 # LongMemEval entries: recognised by "haystack_sessions"
-FORMAT = ChatFormat("haystack_sessions", parse_longmemeval, label="a LongMemEval file")
+FORMAT = ChatFormat(parse_longmemeval, keyed("haystack_sessions"), label="a LongMemEval file")

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote, records, with_caption
+from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote, records, with_caption
 from ripplecli.model import Conversation, Session, Turn
 
 ROLES = ("owner", "assistant")
@@ -110,4 +110,4 @@ def parse_iso(node: Node) -> datetime:
 
 
 # ripple's own JSON: recognised by "sessions"
-FORMAT = ChatFormat("sessions", parse_native, label="ripple's native JSON")
+FORMAT = ChatFormat(parse_native, keyed("sessions"), label="ripple's native JSON")

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from pathlib import PurePosixPath
 
 from ripplecli.errors import InputError
 from ripplecli.formats.days import StableIds, from_iso
-from ripplecli.formats.fields import MAX_TEXT_CHARS, ChatFormat, clean_text, quote
-from ripplecli.formats.text import TextDoc
+from ripplecli.formats.fields import FALLBACK, MAX_TEXT_CHARS, ChatFormat, clean_text, quote
+from ripplecli.formats.text import TEXT_SUFFIXES, TextDoc, dated_lines, looks_like_html
 from ripplecli.model import Conversation, Session, Turn
 
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -72,4 +73,11 @@ def _first_heading(body: str) -> str:
     return ""
 
 
-FORMAT = ChatFormat("", parse_notes, reads="text")  # text: any .md/.txt that is not a WhatsApp chat
+def detect_notes(doc: TextDoc) -> float:
+    """Any .md or .txt of prose is a note, unless a reader of a stricter format claims it (a WhatsApp chat): not a
+    web page, nor a log of dated lines in a form no reader knows."""
+    prose = not looks_like_html(doc.text) and not dated_lines(doc.text)
+    return FALLBACK if PurePosixPath(doc.name).suffix.lower() in TEXT_SUFFIXES and prose else 0.0
+
+
+FORMAT = ChatFormat(parse_notes, detect_notes, reads="text", label="a note (.md/.txt)")

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, by_day, from_epoch
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.formats.fields import ChatFormat, Claim, Node, Unique, located, quote
 from ripplecli.formats.text import Tree
 from ripplecli.model import Conversation, Turn
 
@@ -141,4 +141,12 @@ def _readable(text: str, names: dict[str, str]) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip()
 
 
-FORMAT = ChatFormat("", parse_slack, reads="tree")  # a folder or zip: recognised by users.json + channels.json
+def detect_slack(paths: list[str]) -> Claim | None:
+    """The export in a zip or folder: its JSON files under the folder that holds users.json and channels.json."""
+    root = find_root(paths)
+    if root is None:
+        return None
+    return Claim(frozenset(path for path in paths if path.endswith(".json") and path.startswith(root)))
+
+
+FORMAT = ChatFormat(parse_slack, detect_slack, reads="tree", label="a Slack export")

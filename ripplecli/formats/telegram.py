@@ -9,7 +9,7 @@ pins, calls) are skipped, and so are messages with no text (a sticker or photo w
 from __future__ import annotations
 
 from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.formats.fields import LIKELY, SURE, ChatFormat, Node, Unique, first_object, located, quote
 from ripplecli.model import Conversation, Turn
 
 
@@ -116,4 +116,13 @@ def _string(node: Node | None) -> str:
 
 
 # a full export's "chats", or one chat's "messages"
-FORMAT = ChatFormat("chats", parse_telegram, also=("messages",), label="a Telegram export")
+def detect_telegram(data: object) -> float:
+    """An account's export by its "chats"; a chat's own export by "messages" beside an "id", a shape other exports
+    of message lists may share."""
+    found = first_object(data)
+    if "chats" in found:
+        return SURE
+    return LIKELY if "messages" in found and "id" in found else 0.0
+
+
+FORMAT = ChatFormat(parse_telegram, detect_telegram, label="a Telegram export")

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, StableIds, by_day, short_hash
-from ripplecli.formats.fields import MAX_TEXT_CHARS, ChatFormat, clean_text, quote
+from ripplecli.formats.fields import MAX_TEXT_CHARS, SURE, ChatFormat, clean_text, quote
 from ripplecli.formats.text import DIRECTION_MARKS, TextDoc
 from ripplecli.model import Conversation, Turn
 
@@ -171,4 +171,9 @@ def _slug(text: str) -> str:
     return "-".join(re.findall(r"\w+", text.lower()))[:40] or "chat"
 
 
-FORMAT = ChatFormat("", parse_whatsapp, reads="text")  # text: recognised by its message lines
+def detect_whatsapp(doc: TextDoc) -> float:
+    """A text file is a WhatsApp chat when it opens with, or is largely made of, message header lines."""
+    return SURE if looks_like_whatsapp(doc.text) else 0.0
+
+
+FORMAT = ChatFormat(parse_whatsapp, detect_whatsapp, reads="text", label="a WhatsApp chat export")

@@ -11,6 +11,7 @@ from ripplecli.cues import canonical_name
 from ripplecli.errors import InputError
 from ripplecli.protocols import Encoder
 from ripplecli.store.db import Store
+from ripplecli.store.schema import CUE_TABLES
 
 MEMORY_COLUMNS = (
     "memory_id",
@@ -31,11 +32,6 @@ MEMORY_COLUMNS = (
 )
 # What a memory shows: when it was said, and the time its text refers to only when the text says when (the
 # session-day interval stored for other memories feeds the graph, not the reader).
-CUE_TABLES: dict[str, tuple[str, str]] = {
-    "persons": ("memory_persons", "person"),
-    "locations": ("memory_locations", "location"),
-    "concepts": ("memory_cues", "cue"),
-}
 SEARCH_DEPTH = 50
 FUSION_K = 60.0
 

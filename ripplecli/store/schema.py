@@ -8,6 +8,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from _duckdb import DuckDBPyConnection
 
+# A memory draft's cue field -> the table and column of its rows (persons, locations, concepts)
+CUE_TABLES: dict[str, tuple[str, str]] = {
+    "persons": ("memory_persons", "person"),
+    "locations": ("memory_locations", "location"),
+    "concepts": ("memory_cues", "cue"),
+}
+
 SCHEMA_V1 = """
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
 CREATE TABLE conversations (
