@@ -287,3 +287,168 @@ def test_agent_remembers_a_chat_and_recalls_through_the_graph(tmp_path: Path) ->
     assert not out["forget"][0] and out["forget"][1]["forgotten"] == [hit["memory_id"]]
     assert seafood not in turns(out["after"])
     assert hit["memory_id"] not in {e["memory_id"] for e in out["after"]["evidence"]}
+
+
+# --- hardening: every request gets a reply, limits as the CLI's, one-line errors ------------------------------------
+def test_oversize_text_is_refused_like_the_cli_refuses_it(fake_memory: Memory) -> None:
+    """The CLI's limit for one turn (formats.fields.MAX_TEXT_CHARS), in one line, never spaCy's E088 text."""
+    from ripplecli.formats.fields import MAX_TEXT_CHARS
+
+    turns = [{"speaker": "Alex", "text": "ok"}, {"speaker": "B" * 300_000, "text": "hi"}]
+
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        return [
+            await call(client, "remember", {"speaker": "Alex", "text": "a" * (MAX_TEXT_CHARS + 1)}),
+            await call(client, "remember", {"speaker": "Alex", "text": "word " * 2_000_000}),  # 10 MB
+            await call(client, "remember", {"turns": turns}),
+            await call(client, "remember", {"speaker": "Alex", "text": "a" * MAX_TEXT_CHARS}),
+            await call(client, "stats"),
+        ]
+
+    *refused, (long_failed, _), (_, stats) = session_with(fake_memory, script)
+    limit = "ripple takes at most 200,000 a turn"
+    assert [message.removeprefix("Error executing tool remember: ") for _, message in refused] == [
+        f"turn 1: the text is 200,001 characters long; {limit}",
+        f"turn 1: the text is 9,999,999 characters long; {limit}",
+        f"turn 2: the speaker is 300,000 characters long; {limit}",
+    ]
+    assert all(failed for failed, _ in refused)
+    assert not long_failed and stats["memories"] == 1  # the limit itself is allowed; nothing refused was written
+
+
+def test_forget_takes_only_the_boolean_true_as_consent(fake_memory: Memory) -> None:
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        await call(client, "remember", {"speaker": "Alex", "text": "Maya loves Harbor Grill."})
+        tries = [{"confirm": "true"}, {"confirm": 1}, {"confirm": "yes"}, {"confirm": False}]
+        results = [await call(client, "forget", {"memory_id": 1, **extra}) for extra in tries]
+        return [*results, await call(client, "show", {"memory_id": 1})]
+
+    *refused, (gone, _) = session_with(fake_memory, script)
+    assert all(failed for failed, _ in refused) and not gone  # the memory is still there
+    assert refused[0][1] == "Error executing tool forget: confirm: Input should be a valid boolean"
+
+
+@pytest.mark.parametrize(
+    "memory_id", [99999999999999999999999, "m99999999999999999999999", "9" * 5000, "m²", 2**63, -1, "x" * 10_000]
+)
+def test_show_and_forget_a_bad_id_in_one_clean_line(fake_memory: Memory, memory_id: Any) -> None:
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        return [
+            await call(client, "show", {"memory_id": memory_id}),
+            await call(client, "forget", {"memory_id": memory_id, "confirm": True}),
+        ]
+
+    for failed, message in session_with(fake_memory, script):
+        assert failed and "is not a memory id" in message, message
+        assert "\n" not in message and "SELECT" not in message and len(message) < 200, message
+
+
+def test_arguments_that_fail_the_schema_are_one_line(fake_memory: Memory) -> None:
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        return [
+            await call(client, "recall", {"question": "x", "k": "many"}),
+            await call(client, "remember", {"turns": [{"speaker": "Alex"}]}),
+        ]
+
+    (_, k), (_, text) = session_with(fake_memory, script)
+    assert k == "Error executing tool recall: k: Input should be a valid integer, unable to parse string as an integer"
+    assert text == "Error executing tool remember: turns[0].text: Field required"
+
+
+SERVE_ON_FAKES = """
+import sys
+sys.path.insert(0, sys.argv[2])  # tests/: conftest's fakes, registered as the tests register them
+from ripplecli.extract.base import EXTRACTORS
+from ripplecli.registry import ENCODERS
+ENCODERS["fake"], EXTRACTORS["rules"] = "conftest:FakeEncoder", "conftest:FakeExtractor"
+from ripplecli.api import Memory
+from ripplecli.config import Settings
+from ripplecli.mcp_server import serve
+with Memory(sys.argv[1]) as memory:
+    memory.configure(Settings(encoder_backend="fake", encoder_model="fake"))
+serve(sys.argv[1])
+"""
+
+
+class RawClient:
+    """JSON-RPC lines to a server process's stdin, replies read from its stdout by a thread (so a hang is caught)."""
+
+    def __init__(self, command: list[str]) -> None:
+        import queue
+        import subprocess
+        import threading
+
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in self.process.stdout], daemon=True).start()
+
+    def send(self, line: str | bytes) -> None:
+        """One line, as the client wrote it."""
+        assert self.process.stdin is not None
+        self.process.stdin.write((line.encode() if isinstance(line, str) else line) + b"\n")
+        self.process.stdin.flush()
+
+    def reply(self, timeout: float = 60) -> dict[str, Any]:
+        """The next reply; a hang guard, not a duration target."""
+        import queue
+
+        try:
+            return json.loads(self.lines.get(timeout=timeout))
+        except queue.Empty:
+            pytest.fail(f"no reply within {timeout} s: the server dropped the message")
+
+    def close(self) -> int:
+        """Hang up and wait for the server to leave."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return self.process.wait(timeout=60)
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+
+RAW_LINES = [  # (what the client sends, the error code, text the message holds, the id the reply carries)
+    (r'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"x":"\ud800"}}}', -32602, "surrogate", 1),
+    (
+        r'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember",'
+        r'"arguments":{"speaker":"Alex","text":"Maya \udc00 loves oysters"}}}',
+        -32602,
+        "params.arguments.text holds a lone UTF-16 surrogate",
+        2,
+    ),
+    (r'{"jsonrpc":"2.0","id":"\ud800x","method":"tools/list"}', -32600, "surrogate", None),
+    ('{"jsonrpc":', -32700, "Parse error", None),
+    ('[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]', -32600, "batch", None),
+    ("[]", -32600, "batch", None),
+    ('{"hello":"world","id":4}', -32600, "not a JSON-RPC 2.0 message", 4),
+    ('{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"x":NaN}}', -32700, "NaN", None),
+    ("42", -32600, "not a JSON-RPC message object", None),
+    (b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"x":"\xff"}}}', -32700, "not UTF-8", None),
+]
+
+
+def test_every_malformed_line_gets_an_error_reply_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    """Over real stdio: lines the SDK used to drop without a reply (the client waited until its own timeout)."""
+    tests = str(Path(__file__).parent)
+    client = RawClient([sys.executable, "-c", SERVE_ON_FAKES, str(tmp_path / "store"), tests])
+    try:
+        client.send(json.dumps(INITIALIZE))
+        assert client.reply()["id"] == 0
+        client.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        client.send("")  # a blank line is no message and gets no reply
+        for line, code, text, request_id in RAW_LINES:
+            client.send(line)
+            reply = client.reply()
+            assert reply["error"]["code"] == code and text in reply["error"]["message"], (line, reply)
+            assert reply["id"] == request_id and "\n" not in reply["error"]["message"], (line, reply)
+        client.send('{"jsonrpc":"2.0","id":7,"method":"tools/list"}')
+        assert {tool["name"] for tool in client.reply()["result"]["tools"]} == TOOLS
+        client.send(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "stats"}}))
+        stats = client.reply()
+        assert stats["id"] == 8 and json.loads(stats["result"]["content"][0]["text"])["memories"] == 0
+    finally:
+        assert client.close() == 0
