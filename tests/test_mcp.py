@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import SAMPLE_CHATS, FakeExtractor, use_fake_extractor
+from mcp_raw import RawClient
 
 from ripplecli.api import Memory
 from ripplecli.mcp_server import DESCRIPTIONS, RippleTools, build_server
@@ -370,47 +371,6 @@ serve(sys.argv[1])
 """
 
 
-class RawClient:
-    """JSON-RPC lines to a server process's stdin, replies read from its stdout by a thread (so a hang is caught)."""
-
-    def __init__(self, command: list[str]) -> None:
-        import queue
-        import subprocess
-        import threading
-
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=lambda: [self.lines.put(line) for line in self.process.stdout], daemon=True).start()
-
-    def send(self, line: str | bytes) -> None:
-        """One line, as the client wrote it."""
-        assert self.process.stdin is not None
-        self.process.stdin.write((line.encode() if isinstance(line, str) else line) + b"\n")
-        self.process.stdin.flush()
-
-    def reply(self, timeout: float = 60) -> dict[str, Any]:
-        """The next reply; a hang guard, not a duration target."""
-        import queue
-
-        try:
-            return json.loads(self.lines.get(timeout=timeout))
-        except queue.Empty:
-            pytest.fail(f"no reply within {timeout} s: the server dropped the message")
-
-    def close(self) -> int:
-        """Hang up and wait for the server to leave."""
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        return self.process.wait(timeout=60)
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
-
 RAW_LINES = [  # (what the client sends, the error code, text the message holds, the id the reply carries)
     (r'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"x":"\ud800"}}}', -32602, "surrogate", 1),
     (
@@ -436,9 +396,7 @@ def test_every_malformed_line_gets_an_error_reply_and_the_server_keeps_serving(t
     tests = str(Path(__file__).parent)
     client = RawClient([sys.executable, "-c", SERVE_ON_FAKES, str(tmp_path / "store"), tests])
     try:
-        client.send(json.dumps(INITIALIZE))
-        assert client.reply()["id"] == 0
-        client.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        client.start()
         client.send("")  # a blank line is no message and gets no reply
         for line, code, text, request_id in RAW_LINES:
             client.send(line)
@@ -447,8 +405,6 @@ def test_every_malformed_line_gets_an_error_reply_and_the_server_keeps_serving(t
             assert reply["id"] == request_id and "\n" not in reply["error"]["message"], (line, reply)
         client.send('{"jsonrpc":"2.0","id":7,"method":"tools/list"}')
         assert {tool["name"] for tool in client.reply()["result"]["tools"]} == TOOLS
-        client.send(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "stats"}}))
-        stats = client.reply()
-        assert stats["id"] == 8 and json.loads(stats["result"]["content"][0]["text"])["memories"] == 0
+        assert client.call_tool(8, "stats")["memories"] == 0
     finally:
         assert client.close() == 0
