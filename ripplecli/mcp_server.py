@@ -44,7 +44,8 @@ DESCRIPTIONS: dict[str, str] = {
     "remember": (
         "Store what the user told you so it can be recalled in later conversations. Use it when the user shares a "
         "fact about themselves or people, places, plans, events or preferences. Pass one turn (speaker + text) or "
-        "up to 50 in `turns`; the speaker is who said it (the user's name, not 'I'); text is their words. "
+        "up to 50 in `turns`; the speaker is who said it (the user's name, not 'I'); text is their words "
+        "(at most 200,000 characters a turn). "
         "timestamp: ISO 8601 when it was said (default now; 'yesterday' in the text is resolved against it). "
         "conversation (default 'mcp') and session (default the timestamp's date) group turns. "
         "Returns the new memory ids."

@@ -408,3 +408,28 @@ def test_every_malformed_line_gets_an_error_reply_and_the_server_keeps_serving(t
         assert client.call_tool(8, "stats")["memories"] == 0
     finally:
         assert client.close() == 0
+
+
+@pytest.mark.parametrize(
+    "line, code, message",
+    [
+        (r'{"jsonrpc":"2.0","id":1,"method":"x","params":{"\ud83d":1}}', -32602, "params holds a lone UTF-16"),
+        ('{"jsonrpc":"2.0","id":1,"method":"x\\udfff"}', -32600, "method holds a lone UTF-16 surrogate"),
+        ("[" * 100_000 + "]" * 100_000, -32700, "Parse error"),  # deeper than json.loads (or a recursive walk) goes
+        ('{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":Infinity}}', -32700, "Infinity is not a JSON value"),
+        ('{"jsonrpc":"1.0","id":1,"method":"x"}', -32600, "not a JSON-RPC 2.0 message"),
+    ],
+)
+def test_screen_refuses_what_the_sdk_would_drop(line: str, code: int, message: str) -> None:
+    from ripplecli.mcp_stdio import Refusal, screen
+
+    refused = screen(line.encode())
+    assert isinstance(refused, Refusal) and refused.code == code and message in refused.message, refused
+
+
+def test_screen_passes_good_lines_unchanged_and_skips_blank_ones() -> None:
+    from ripplecli.mcp_stdio import screen
+
+    line = '{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"_meta":{"x":"caf\\u00e9 \\ud83d\\ude00"}}}\n'
+    assert screen(line.encode()) == line  # a surrogate pair is one character, not a lone half
+    assert screen(b"  \r\n") is None
