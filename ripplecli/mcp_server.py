@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, StrictBool, ValidationError
 
 from ripplecli.api import REMEMBER_CONVERSATION, Memory, NewTurn, compact_result, parse_memory_id, parse_time
 from ripplecli.errors import InputError, RippleError
-from ripplecli.formats.fields import json_path
+from ripplecli.formats.fields import MAX_TEXT_CHARS, json_path
 from ripplecli.mcp_stdio import serve_stdio
 
 try:  # mcp 2.x
@@ -45,7 +45,7 @@ DESCRIPTIONS: dict[str, str] = {
         "Store what the user told you so it can be recalled in later conversations. Use it when the user shares a "
         "fact about themselves or people, places, plans, events or preferences. Pass one turn (speaker + text) or "
         "up to 50 in `turns`; the speaker is who said it (the user's name, not 'I'); text is their words "
-        "(at most 200,000 characters a turn). "
+        f"(at most {MAX_TEXT_CHARS:,} characters a turn). "
         "timestamp: ISO 8601 when it was said (default now; 'yesterday' in the text is resolved against it). "
         "conversation (default 'mcp') and session (default the timestamp's date) group turns. "
         "Returns the new memory ids."
