@@ -433,3 +433,20 @@ def test_screen_passes_good_lines_unchanged_and_skips_blank_ones() -> None:
     line = '{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"_meta":{"x":"caf\\u00e9 \\ud83d\\ude00"}}}\n'
     assert screen(line.encode()) == line  # a surrogate pair is one character, not a lone half
     assert screen(b"  \r\n") is None
+
+
+def test_a_bug_is_reported_by_its_first_line_only(fake_memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database error's text goes on with the SQL it ran: the client gets the first line, the log the rest."""
+
+    def broken() -> None:
+        raise RuntimeError("Conversion Error: out of range\n\nLINE 1: SELECT memory_id FROM memories")
+
+    monkeypatch.setattr(fake_memory, "stats", broken)
+
+    async def script(client: Any) -> tuple[bool, Any]:
+        return await call(client, "stats")
+
+    assert session_with(fake_memory, script) == (
+        True,
+        "Error executing tool stats: stats failed: RuntimeError: Conversion Error: out of range",
+    )
