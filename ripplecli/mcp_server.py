@@ -205,7 +205,7 @@ def serve(store: str | Path | None = None, *, read_only: bool = False) -> None:
         tools = RippleTools(memory)
         tools.warm_in_background()
         server = build_server(tools)
-        lowlevel = getattr(server, "_lowlevel_server", None) or server._mcp_server  # mcp 2.x, 1.x
+        lowlevel = getattr(server, "_lowlevel_server", None) or server._mcp_server  # type: ignore[attr-defined]  # 1.x
         try:
             anyio.run(serve_stdio, lowlevel, sys.stdin.buffer)
         finally:

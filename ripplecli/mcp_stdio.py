@@ -38,8 +38,8 @@ try:  # mcp 2.x
 except ImportError:  # mcp 1.x
     from mcp.types import JSONRPCMessage
 
-    _check = JSONRPCMessage.model_validate_json
-    _message = JSONRPCMessage.model_validate
+    _check = JSONRPCMessage.model_validate_json  # type: ignore[attr-defined]
+    _message = JSONRPCMessage.model_validate  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
