@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -31,15 +31,18 @@ MAX_SHOWN_PATH = 120  # characters of a JSON path an error names
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 try:  # mcp 2.x
-    from mcp_types import jsonrpc_message_adapter as _adapter
+    from mcp_types import jsonrpc_message_adapter as _ADAPTER
+except ImportError:  # mcp 1.x: JSONRPCMessage, a root model over the same union
+    _ADAPTER = None  # type: ignore[assignment]
 
-    _check: Callable[[str], Any] = lambda text: _adapter.validate_json(text, by_name=False)  # noqa: E731
-    _message: Callable[[dict[str, Any]], Any] = lambda reply: _adapter.validate_python(reply, by_name=False)  # noqa: E731
-except ImportError:  # mcp 1.x
+
+def sdk_message(text: str) -> Any:
+    """One message as the SDK's stdio transport parses it; raises where that transport would drop the line."""
+    if _ADAPTER is not None:
+        return _ADAPTER.validate_json(text, by_name=False)
     from mcp.types import JSONRPCMessage
 
-    _check = JSONRPCMessage.model_validate_json  # type: ignore[attr-defined]
-    _message = JSONRPCMessage.model_validate  # type: ignore[attr-defined]
+    return JSONRPCMessage.model_validate_json(text)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def screen(raw: bytes) -> str | Refusal | None:
         shown = shown if len(shown) <= MAX_SHOWN_PATH else shown[: MAX_SHOWN_PATH - 1] + "…"
         return Refusal(request_id, code, f"{shown} holds a lone UTF-16 surrogate, which UTF-8 cannot carry")
     try:
-        _check(text)
+        sdk_message(text)
     except Exception:  # pydantic's ValidationError, or its parser's ValueError
         return Refusal(request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
     return text
@@ -145,7 +148,7 @@ class ScreenedStdin:
             screened = screen(raw)
             if isinstance(screened, Refusal):
                 log.warning("refused a message: %s", screened.message)
-                await self.replies.send(SessionMessage(_message(screened.reply())))
+                await self.replies.send(SessionMessage(sdk_message(json.dumps(screened.reply()))))
             elif screened is not None:
                 yield screened
 
