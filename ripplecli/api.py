@@ -362,7 +362,7 @@ def check_turn_count(conversations: Sequence[Conversation], label: str) -> None:
 
 def check_turns(batch: Sequence[NewTurn], conversation: str, session: str | None) -> None:
     """A remember call names a conversation and brings 1..MAX turns, each with a speaker and some text."""
-    from ripplecli.formats.fields import clean_text
+    from ripplecli.formats.fields import MAX_TEXT_CHARS, clean_text
 
     if not batch:
         raise InputError("no turns to remember")
@@ -373,8 +373,14 @@ def check_turns(batch: Sequence[NewTurn], conversation: str, session: str | None
     for number, new in enumerate(batch, start=1):
         for field_name in ("speaker", "text"):
             value = getattr(new, field_name)
-            if not isinstance(value, str) or not clean_text(value):
+            cleaned = clean_text(value) if isinstance(value, str) else ""
+            if not cleaned:
                 raise InputError(f"turn {number}: the {field_name} is empty")
+            if len(cleaned) > MAX_TEXT_CHARS:  # the limit a chat file's turn has (formats/fields.py)
+                raise InputError(
+                    f"turn {number}: the {field_name} is {len(cleaned):,} characters long; "
+                    f"ripple takes at most {MAX_TEXT_CHARS:,} a turn"
+                )
 
 
 def next_turn_id(session: str, taken: set[str]) -> str:

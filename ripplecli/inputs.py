@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from ripplecli.errors import InputError
 
+MAX_MEMORY_ID = 2**63 - 1  # ids are DuckDB BIGINTs: a larger number is no id, not a query error
+MAX_ID_DIGITS = len(str(MAX_MEMORY_ID))
+MAX_SHOWN_ID = 40  # characters of a rejected id a message repeats
+_MEMORY_ID = re.compile(r"[mM]?([0-9]+)")
+
 
 def parse_memory_id(value: str | int) -> int:
-    """A memory id as the trace prints it (`m14`) or bare (`14`)."""
+    """A memory id as the trace prints it (`m14`) or bare (`14`): ASCII digits, within the store's BIGINT range."""
+    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= MAX_MEMORY_ID:
+        what = "a negative number" if value < 0 else "a number that large"  # str() of a huge int may itself fail
+        raise InputError(f"{what} is not a memory id (like m14 or 14)")
     text = str(value).strip()
-    digits = text[1:] if text[:1] in ("m", "M") else text
-    if not digits.isdigit():
-        raise InputError(f"'{value}' is not a memory id (like m14 or 14)")
-    return int(digits)
+    found = _MEMORY_ID.fullmatch(text)
+    if found is None or len(found[1]) > MAX_ID_DIGITS or int(found[1]) > MAX_MEMORY_ID:
+        shown = " ".join(text.split())
+        shown = shown if len(shown) <= MAX_SHOWN_ID else shown[: MAX_SHOWN_ID - 1] + "…"
+        raise InputError(f"'{shown}' is not a memory id (like m14 or 14)")
+    return int(found[1])
 
 
 def parse_date(value: str | None, option: str, *, end_of_day: bool = False) -> datetime | None:

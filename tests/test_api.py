@@ -67,6 +67,8 @@ def test_remember_keeps_utc_for_zoned_times_and_cleans_text(memory: Memory) -> N
         ([NewTurn("Alex", "ok"), NewTurn("", "hi")], "c", "turn 2: the speaker is empty"),
         ([NewTurn("Alex", "ok")] * 51, "c", "at most 50"),
         ([NewTurn("Alex", "ok")], " ", "must not be empty"),
+        ([NewTurn("Alex", "a" * 200_001)], "c", "turn 1: the text is 200,001 characters long; ripple takes at most"),
+        ([NewTurn("Alex", "ok"), NewTurn("B" * 300_000, "hi")], "c", "turn 2: the speaker is 300,000 characters"),
     ],
 )
 def test_remember_refuses_bad_turns_and_writes_nothing(memory: Memory, turns, conversation, message) -> None:
