@@ -97,6 +97,7 @@ class PendingTurn:
     turn: Turn
     position: int
     content_hash: str
+    message_key: int | None = None  # its identity by time and text (ripplecli.store.identity)
 
     @property
     def said_at(self) -> datetime | None:

@@ -186,6 +186,20 @@ def conversations_holding(store: Store, prefix: str, turn_ids: Sequence[str]) ->
     return [(conversation_id, int(count)) for conversation_id, count in rows.fetchall()]
 
 
+def message_holders(store: Store, keys: Sequence[int]) -> dict[int, set[str]]:
+    """Of these message keys, those stored, each with the conversations that hold it: one probe for a whole file."""
+    if not keys:
+        return {}
+    rows = store.con.execute(
+        "SELECT DISTINCT message_key, conversation_id FROM sources WHERE message_key IN (SELECT unnest(?::BIGINT[]))",
+        [list(keys)],
+    )
+    holders: dict[int, set[str]] = {}
+    for key, conversation_id in rows.fetchall():
+        holders.setdefault(int(key), set()).add(conversation_id)
+    return holders
+
+
 def turn_ids(store: Store, conversation_id: str) -> set[str]:
     """The turn ids one conversation already uses."""
     return set(turn_hashes(store, conversation_id))

@@ -67,6 +67,7 @@ class StoreWrites:
                 "run_id": [run_id] * len(turns),
                 "said_at": [p.said_at for p in turns],
                 "role": [p.turn.role for p in turns],
+                "message_key": [p.message_key for p in turns],
             },
         )
         return ids
