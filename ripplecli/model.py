@@ -33,10 +33,13 @@ class Conversation:
     conversation_id: str
     sessions: list[Session] = field(default_factory=list)
     title: str | None = None  # the export's own title, shown beside the id
-    skipped: int = 0  # messages the reader left out on purpose (tool calls, hidden, media-only), for the summary
-    # An id prefix an earlier export of the same chat may be stored under, when the id depends on the export (a
-    # WhatsApp id names its first message, which a newer export of a long chat may have lost): see ingest.
-    same_chat_prefix: str | None = None
+    # Messages the reader left out, by reason ("system line": 3, "other branch": 13), for the summary and --json.
+    skipped: dict[str, int] = field(default_factory=dict)
+    # The id is made from the file's name (a WhatsApp chat's, a ChatGPT conversation without its id), not given by
+    # the export: such a chat joins a stored one its messages overlap, whatever the file is called (see ingest).
+    named_by_file: bool = False
+    # Its turns are one text's paragraphs dated by the file (notes): their identity is their text, not their time.
+    keyed_by_text: bool = False
 
     @property
     def speakers(self) -> list[str]:
@@ -139,6 +142,7 @@ class IngestReport:
     new_sources: int = 0
     duplicates: int = 0
     skipped: int = 0  # messages the reader left out (tool calls, hidden or media-only messages)
+    skipped_by_reason: dict[str, int] = field(default_factory=dict)  # the same, by why ("system line": 3)
     edited: int = 0  # export messages whose text changed since they were stored (the stored text is kept)
     memories: int = 0
     edges: dict[str, int] = field(default_factory=dict)
