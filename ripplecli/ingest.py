@@ -105,6 +105,13 @@ def said_at(pending: PendingTurn) -> datetime | None:
     return pending.turn.said_at or pending.session.timestamp
 
 
+def said_offset(pending: PendingTurn) -> int | None:
+    """The UTC offset, in seconds, of where the turn was said (of `said_at`), when the export gave a zone."""
+    turn, session = pending.turn, pending.session
+    offset = turn.offset if turn.said_at is not None else session.offset
+    return None if offset is None else int(offset.total_seconds())
+
+
 def _starts(pending: list[PendingTurn]) -> range:
     """Where each batch of a conversation's new turns begins."""
     return range(0, len(pending), BATCH_TURNS)
@@ -118,7 +125,7 @@ def new_windows(
 
     new_sessions: dict[str, Session] = {}
     for p in pending:
-        session = new_sessions.setdefault(p.session.session_id, Session(p.session.session_id, p.session.timestamp, []))
+        session = new_sessions.setdefault(p.session.session_id, replace(p.session, turns=[]))
         session.turns.append(p.turn)
     fresh = Conversation(conv.conversation_id, list(new_sessions.values()), conv.title)
     return list(make_windows(fresh, settings.window_turns, settings.window_overlap, known, speakers=speakers))
@@ -329,6 +336,7 @@ class Ingestor:
                 "content_hash": [p.content_hash for p in pending],
                 "run_id": [run_id] * len(pending),
                 "said_at": [said_at(p) for p in pending],
+                "said_offset": [said_offset(p) for p in pending],
                 "role": [p.turn.role for p in pending],
             },
         )
@@ -353,6 +361,7 @@ class Ingestor:
                 "created": [now] * len(ids),
                 "run_id": [run_id] * len(ids),
                 "said_at": [said_at(positions[d.source_turns[0]]) for d in drafts],
+                "said_offset": [said_offset(positions[d.source_turns[0]]) for d in drafts],
             },
         )
         pairs = [(mid, source_ids[t]) for mid, d in zip(ids, drafts, strict=True) for t in d.source_turns]
