@@ -35,6 +35,11 @@ FOCUS_DEMOTION = 5.0
 # the gentler 5 keeps evidence said on other days within reach).
 DAY_DEMOTION = 5.0
 DAY_SHARE = 0.2  # a "day" holding more than this share of the store (a one-day chat) focuses nothing
+# A question about a time relative to its date ("What did Alex do yesterday?", read against --as-of) demotes what was
+# neither said nor told of then by the same DAY_DEMOTION, after the speaker share (which would reorder it again).
+# LoCoMo's "yesterday" and "last week" name the evidence's own day rather than the question's date, so they can only
+# check it: dev's 8 such questions, gold rank before -> after, 2->1 7->3 3->4 1->1 1->1 4->1 8->2 1->1 (K = 30; a
+# hard partition, 100x, lost the road trip "last year" of conv-41 from the 30 behind 55 memories of that year).
 # The named speaker's own memories nearest the question by its vector get a share of the list (modes with `share`):
 # on the tuning conversations most multi-hop evidence still missed was that speaker's, worded apart from the cues
 # and outranked by the other views' stronger hits. Their ranking is fused in at a quarter weight, and below the
