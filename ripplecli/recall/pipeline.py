@@ -17,6 +17,8 @@ from ripplecli.recall.assembly import (
     DAY_SHARE,
     FOCUS_DEMOTION,
     PLANNED_KIND,
+    RELATIVE_DEMOTION,
+    RELATIVE_FEW,
     SEED_DEPTH,
     SEED_FUSION_K,
     SEED_POOL,
@@ -280,24 +282,27 @@ def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | No
 def _day(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
     """A question naming a day in full wants what was said that day (on the speakers' clocks)."""
     span = ctx.cues.said_on
-    return _said_then(ctx, ranked, span, set(ctx.index.said_within(*span)) if span else set())
+    said = set(ctx.index.said_within(*span)) if span else set()
+    return _said_then(ctx, ranked, span, said, DAY_DEMOTION)
 
 
 def _relative_time(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
     """A question about "yesterday" or "last week" (read against its date) wants what was said then, or tells of
-    then, on the speakers' clocks: not a memory that says "yesterday" about another day."""
+    then, on the speakers' clocks: not a memory that says "yesterday" about another day. A few such memories all
+    come first (RELATIVE_FEW)."""
     span, index = ctx.cues.time_range if ctx.cues.relative else None, ctx.index
     then = {*index.said_within(*span), *index.grounded_within(*span)} if span else set()
-    return _said_then(ctx, ranked, span, then)
+    demotion = RELATIVE_DEMOTION if len(then) <= RELATIVE_FEW else DAY_DEMOTION
+    return _said_then(ctx, ranked, span, then, demotion)
 
 
 def _said_then(
-    ctx: RecallContext, ranked: list[int], span: tuple[datetime, datetime] | None, said: set[int]
+    ctx: RecallContext, ranked: list[int], span: tuple[datetime, datetime] | None, said: set[int], demotion: float
 ) -> tuple[list[int], DayFocus | None]:
     """What was said (or told of) at the question's time first, unless nothing was or too much to tell apart."""
     if span is None or not said or len(said) > DAY_SHARE * ctx.index.count:
         return ranked, None
-    return said_first(ranked, said), DayFocus([t.isoformat() for t in span], DAY_DEMOTION, len(said))
+    return said_first(ranked, said, demotion), DayFocus([t.isoformat() for t in span], demotion, len(said))
 
 
 def _share(ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker: str) -> tuple[list[int], list[int]]:

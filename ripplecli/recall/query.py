@@ -241,7 +241,8 @@ class RulesQueryAnalyzer:
     name = "rules"
 
     def analyze(self, question: str, index: RecallIndex, as_of: datetime) -> QueryCues:
-        tokens = content_tokens(without_relative_times(question))
+        worded = without_relative_times(question)  # "yesterday" is the time range below, not a word to match
+        tokens = content_tokens(worded)
         words = [t for t in tokenize(question) if t not in STOPWORDS]
         raw_grams = {canonical_name(g) for g in ngrams(words) + ngrams([unpossessive(t) for t in words])}
         persons = sorted(raw_grams & (set(index.person_holders) | index.speakers))
@@ -250,7 +251,7 @@ class RulesQueryAnalyzer:
             keywords=tokens[:6],
             persons=persons,
             locations=sorted(raw_grams & set(index.location_holders)),
-            concepts=match_cues(question, index.forms),
+            concepts=match_cues(worded, index.forms),
             time_range=time_range(question, as_of),
             wants=answer_kind(question),
             many=wants_many(question),
