@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ripplecli.answer.base import NO_MODEL, Answer, AnswerStream, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
-from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time
+from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time, utc_offset, wall_time
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.own_data import OwnYourData, settings_of
 from ripplecli.registry import ANSWER_MODES
@@ -231,12 +231,13 @@ class Memory(OwnYourData):
         taken = queries.turn_ids(self.store, conversation.strip())
         sessions: dict[str, Session] = {}
         for new in batch:
-            stamp = naive_utc(new.timestamp) if new.timestamp else datetime.now().replace(microsecond=0)
-            name = session.strip() if session else stamp.date().isoformat()
+            given = new.timestamp or datetime.now().replace(microsecond=0)  # now: the local clock, no zone
+            stamp, offset = naive_utc(given), utc_offset(given)
+            name = session.strip() if session else wall_time(given).date().isoformat()  # the day where it was said
             turn_id = next_turn_id(name, taken)
             taken.add(turn_id)
-            sessions.setdefault(name, Session(name, stamp, [])).turns.append(
-                Turn(turn_id, clean_text(new.speaker), clean_text(new.text), said_at=stamp)
+            sessions.setdefault(name, Session(name, stamp, [], offset)).turns.append(
+                Turn(turn_id, clean_text(new.speaker), clean_text(new.text), said_at=stamp, offset=offset)
             )
         return Conversation(conversation.strip(), list(sessions.values()))
 
@@ -279,7 +280,7 @@ class Memory(OwnYourData):
         chosen_analyzer = QUERY_ANALYZERS.create(analyzer, lambda: self.llm, log)
         if self._recaller is None:
             self._recaller = Recaller(self.store, lambda: self.encoder)
-        when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
+        when = wall_time(as_of) if as_of else None  # "yesterday" is read on the asker's clock, as days were lived
         params = RecallParams(k=k, mode=mode, rounds=rounds, as_of=when)
         result = self._recaller.recall(question, params, chosen_analyzer, chosen_planner)
         owner = result.trace.query_cues.owner  # "What did I ask…" is answered as "What did Jane Doe ask…"

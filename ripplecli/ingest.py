@@ -82,7 +82,7 @@ def new_windows(
 
     new_sessions: dict[str, Session] = {}
     for p in pending:
-        session = new_sessions.setdefault(p.session.session_id, Session(p.session.session_id, p.session.timestamp, []))
+        session = new_sessions.setdefault(p.session.session_id, replace(p.session, turns=[]))
         session.turns.append(p.turn)
     fresh = Conversation(conv.conversation_id, list(new_sessions.values()), conv.title)
     return list(make_windows(fresh, settings.window_turns, settings.window_overlap, known, speakers=speakers))
@@ -290,6 +290,7 @@ class Ingestor:
                     position=cue.position,
                     session_ts=first.session.timestamp,
                     said_at=first.said_at,
+                    said_offset=first.said_offset,
                     sources=[source_ids[turn_id] for turn_id in draft.source_turns],
                     draft=draft,
                 )

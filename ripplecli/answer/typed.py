@@ -45,7 +45,7 @@ from ripplecli.answer.spans import (
     shown_date,
     time_span,
 )
-from ripplecli.cues import STOPWORDS, content_tokens
+from ripplecli.cues import STOPWORDS, content_tokens, without_relative_times
 from ripplecli.extract.timeparse import find_expression
 from ripplecli.trace import Evidence
 
@@ -124,7 +124,7 @@ class Question:
         self.type = question_type(text)
         speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
         persons = {p for e in evidence for p in e.persons} | speakers
-        tokens = [t for t in content_tokens(text) if t not in QUESTION_WORDS]
+        tokens = [t for t in content_tokens(without_relative_times(text)) if t not in QUESTION_WORDS]  # no "yesterday"
         lowered = text.lower()
         named = {p for p in persons if " " in p and re.search(rf"\b{re.escape(p)}\b", lowered)}  # "Jane Doe"
         name_words = {word for p in named for word in p.split()}

@@ -8,9 +8,9 @@ as the owner.
 
 from __future__ import annotations
 
-from ripplecli.formats.days import Dated, by_day, from_iso
+from ripplecli.formats.days import Dated, by_day, zoned_iso
 from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote
-from ripplecli.model import Conversation, Turn
+from ripplecli.model import Conversation, Turn, wall_clock
 
 SPOKEN = frozenset({"Default", "Reply", ""})
 
@@ -42,13 +42,14 @@ def _messages(messages: Node) -> tuple[list[Dated], int]:
             continue
         turn_id = ids.claim(message.at("id").scalar(), message.keys)
         stamp = message.at("timestamp")
-        parsed = from_iso(stamp.text())
+        parsed = zoned_iso(stamp.text())
         if parsed is None:
             raise stamp.fail(f'is not an ISO 8601 time like "2024-01-15T10:30:00+00:00": {quote(stamp.string())}')
         author = message.at("author")
         nickname = author.get("nickname")
         speaker = (nickname.string() if nickname is not None else "") or author.at("name").text()
-        dated.append(Dated(Turn(turn_id, speaker, text, parsed[0], ""), parsed[1]))
+        said_at, offset = parsed
+        dated.append(Dated(Turn(turn_id, speaker, text, said_at, "", offset), wall_clock(said_at, offset)))
     return dated, skipped
 
 
