@@ -147,11 +147,13 @@ class Memory(OwnYourData):
         links: str | None = None,
         conversations: Sequence[Conversation] | None = None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ) -> IngestReport:
         """Ingest a chat file (or its already parsed `conversations`); a bad file raises InputError, writes nothing.
 
-        `owner`: the name the owner's turns are stored under (default: `me` in the config, else the export's own
-        name for them, e.g. "User"); the report says which name was used."""
+        `owner`: the name the owner's turns are stored under (default: `me` in the config, else `default_owner`, else
+        the export's own name for them, e.g. "User"); the report says which name was used. `owner` (or `me`) also
+        names the owner of a chat whose export does not say who it is (a group chat): the person of that name."""
         path = Path(path)
         self.load_encoder_soon()  # beside reading and checking the file
         if conversations is None:
@@ -166,6 +168,7 @@ class Memory(OwnYourData):
             progress=progress,
             links=links,
             owner=owner,
+            default_owner=default_owner,
         )
 
     def ingest_conversations(
@@ -178,8 +181,10 @@ class Memory(OwnYourData):
         progress: Progress | None = None,
         links: str | None = None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ) -> IngestReport:
-        """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE."""
+        """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE.
+        `owner` and `default_owner` as in ingest."""
         self.load_encoder_soon()
         chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
         linker = self._linker(links)
@@ -187,7 +192,7 @@ class Memory(OwnYourData):
         self._record_settings()
         from ripplecli.ingest import Ingestor
 
-        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner)
+        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner, default_owner)
         return ingestor.ingest(conversations, label, content_hash)
 
     def _linker(self, links: str | None, **params: Any):
@@ -322,10 +327,11 @@ class Memory(OwnYourData):
 
 
 def owner_name(conversations: Sequence[Conversation], given: str | None) -> str | None:
-    """The owner's name for conversations that mark owner turns: given, else `me` from the config, else None."""
+    """The owner's name for conversations that mark owner turns, or whose export leaves `me` to name the owner
+    among their people (a group chat): given, else `me` from the config, else None."""
     from ripplecli.owner import owner_speaker
 
-    if owner_speaker(conversations) is None:
+    if owner_speaker(conversations) is None and not any(c.owner_by_name for c in conversations):
         return None
     if given and given.strip():
         return " ".join(given.split())

@@ -15,7 +15,7 @@ from ripplecli.early_encoding import EarlyEncoder, Foreseen
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, IngestReport, MemoryDraft, NewMemory, PendingTurn, Session, Turn, Window
-from ripplecli.owner import ASSISTANT, OWNER, default_owner_name, owner_speaker, with_owner
+from ripplecli.owner import ASSISTANT, OWNER, claim_owner, default_owner_name, owner_speaker, with_owner
 from ripplecli.store import queries
 from ripplecli.store.db import Store
 
@@ -100,9 +100,14 @@ class Ingestor:
         progress: Progress | None = None,
         linker=None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ):
         self.store = store
-        self.owner = owner  # the name the owner's turns are stored under (None: the name the export gives them)
+        self.owner = owner  # the owner's name, given (`me`): their turns are stored under it
+        self.default_owner = default_owner  # without `owner`, the name for them (None: the name the export gives)
+        # (conversation, turn) -> the name a turn of a chat whose owner `me` named carried before it was the owner's
+        self._named_owner: dict[tuple[str, str], str] = {}
+        self._by_name: set[str] = set()  # chats whose export names no owner
         self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed
         self.settings = settings
         self.encoder = encoder
@@ -116,10 +121,10 @@ class Ingestor:
         started = time.perf_counter()
         report = IngestReport(file=label, conversations=len(conversations))
         report.skipped = sum(conv.skipped for conv in conversations)
+        conversations = [self._claim_owner(self._as_stored(conv), report) for conv in conversations]
         if owner_speaker(conversations) is not None:
-            report.owner = self.owner or default_owner_name(conversations)
+            report.owner = self.owner or self.default_owner or default_owner_name(conversations)
             conversations = [with_owner(c, report.owner) for c in conversations]
-        conversations = [self._as_stored(conv) for conv in conversations]
         plans = [(conv, self._pending(conv, Path(label).name, report)) for conv in conversations]
         total = sum(len(p) for _, p in plans)
         report.duplicates = sum(c.turn_count for c, _ in plans) - total - report.edited if plans else 0
@@ -154,6 +159,32 @@ class Ingestor:
             return conv
         return replace(conv, conversation_id=holders[0])
 
+    def _claim_owner(self, conv: Conversation, report: IngestReport) -> Conversation:
+        """A chat whose export names no owner takes the person `me` names as its owner; one whose people `me` names
+        none of is listed on the report (and stored without an owner)."""
+        if not conv.owner_by_name:
+            return conv
+        self._by_name.add(conv.conversation_id)
+        claimed = claim_owner(conv, self.owner)
+        if claimed is None:
+            report.no_owner.append({"chat": conv.title or conv.conversation_id, "people": conv.speakers})
+            return conv
+        for session in claimed.sessions:
+            for turn in session.turns:
+                if turn.role == OWNER:
+                    self._named_owner[conv.conversation_id, turn.turn_id] = turn.speaker
+        return claimed
+
+    def _as_other_owner(self, conv: Conversation, session: Session, turn: Turn) -> str | None:
+        """The identity a turn of a chat whose owner `me` names had if it was stored with another owner (before
+        `me` named one, or with `me` naming someone else): the same message, not an edit of it."""
+        if conv.conversation_id not in self._by_name:
+            return None
+        if turn.role != OWNER:
+            return turn_hash(conv.conversation_id, session, replace(turn, role=OWNER))
+        speaker = self._named_owner.get((conv.conversation_id, turn.turn_id), turn.speaker)
+        return turn_hash(conv.conversation_id, session, replace(turn, speaker=speaker, role=""))
+
     def _pending(self, conv: Conversation, source: str, report: IngestReport) -> list[PendingTurn]:
         """Turns of `conv` not stored yet. A stored turn id with other content is refused, naming the file; but an
         export's message (it has its own time) edited since it was stored keeps its stored text and is counted as
@@ -165,6 +196,8 @@ class Ingestor:
         for session, turn, digest in flat:
             known = stored.get(turn.turn_id)
             if known == digest or (known and known == _unnamed_assistant(conv.conversation_id, session, turn)):
+                continue
+            if known is not None and known == self._as_other_owner(conv, session, turn):
                 continue
             if known is not None and turn.said_at is not None:
                 report.edited += 1

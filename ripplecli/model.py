@@ -55,6 +55,11 @@ class Conversation:
     # An id prefix an earlier export of the same chat may be stored under, when the id depends on the export (a
     # WhatsApp id names its first message, which a newer export of a long chat may have lost): see ingest.
     same_chat_prefix: str | None = None
+    # The export does not say which of its people is the owner (a group chat, a Slack workspace, a Discord channel):
+    # `me`, when it names one of them, does. `aliases` are other names a reader knows them by (a Slack user's real
+    # name and handle), folded with owner.name_key, each mapped to the speaker name their turns carry.
+    owner_by_name: bool = False
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def speakers(self) -> list[str]:
@@ -171,3 +176,5 @@ class IngestReport:
     seconds: float = 0.0
     run_id: int = 0
     owner: str | None = None  # the name the owner's turns were stored under, when the file marks any
+    # Chats whose export names no owner and whose people `me` is none of: {"chat": title or id, "people": [...]}
+    no_owner: list[dict] = field(default_factory=list)
