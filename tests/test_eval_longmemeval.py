@@ -278,6 +278,41 @@ def test_a_rerun_reuses_the_stores_and_the_answers(tmp_path: Path, fake_parts, m
     assert len(list((tmp_path / "stores").iterdir())) == 2
 
 
+def test_compare_reads_question_types_and_judged_answers() -> None:
+    from ripplecli.errors import InputError
+    from ripplecli.eval.compare import compare_reports
+
+    def report(correct: float, full: float) -> dict:
+        record = {
+            "conversation": "q1",
+            "index": 0,
+            "question": "How many bikes?",
+            "category": "multi-session",
+            "gold": ["D2:1"],
+            "gold_answer": "3",
+            "mode": "ripple",
+            "source_turns": [["D2:1"]] if full else [["D1:1"]] * 40,
+            "f1": 0.0,
+            "answer": "3 bikes" if correct else "2",
+            "correct": correct,
+        }
+        metrics = {"overall": {"full@30": full, "accuracy": correct}, "multi-session": {"session_all@5": full}}
+        return {
+            "benchmark": "longmemeval",
+            "groups": ["overall", "multi-session"],
+            "metrics": {"ripple": metrics},
+            "results": [record],
+        }
+
+    comparison = compare_reports(report(0.0, 0.0), report(1.0, 1.0))
+    assert comparison["deltas"]["ripple"]["multi-session"]["session_all@5"]["delta"] == 1.0
+    assert comparison["deltas"]["ripple"]["overall"]["accuracy"]["delta"] == 1.0
+    assert [q["after"] for q in comparison["answer_flips"]["ripple"]["gained"]] == ["3 bikes"]  # judged, not F1
+    assert [q["conversation"] for q in comparison["flips"]["ripple"]["gained"]] == ["q1"]
+    with pytest.raises(InputError, match="different benchmarks"):
+        compare_reports(report(0.0, 0.0), {**report(1.0, 1.0), "benchmark": "locomo"})
+
+
 # --- through the real parts ---------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_longmemeval_end_to_end_resume_and_compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -156,9 +156,9 @@ def _cell(metrics: dict[str, Any], *keys: str, digits: int = 3) -> str:
 
 
 def _short(value: float, digits: int) -> str:
-    """`.85` for 0.853 at two digits, `1` for 1.0: a figure in few columns."""
+    """`.85` for 0.853 at two digits, `1` for 1.0, `0` for 0.0: a figure in few columns."""
     shown = f"{value:.{digits}f}"
-    return "1" if shown == f"{1:.{digits}f}" else shown.removeprefix("0")
+    return {f"{1:.{digits}f}": "1", f"{0:.{digits}f}": "0"}.get(shown, shown.removeprefix("0"))
 
 
 def _retrieval_table(report: dict[str, Any]) -> Table:
