@@ -124,8 +124,7 @@ def longmemeval(
     budget_tokens: BudgetOption = 1500,
     out: OutOption = Path("eval-longmemeval"),
 ) -> None:
-    """Ingest each question's haystack into its own store, ask it in every mode, and report LongMemEval's retrieval
-    metrics, ripple's full evidence and (with --answer) answer scores, per question type."""
+    """Ingest each question's haystack into its own store, ask it in every mode, and report recall per type."""
     from ripplecli.eval.lme_report import CURVE_LABEL, build_report, markdown
 
     shared = {"k": k, "answer": answer, "budget_tokens": budget_tokens, "questions": questions}
