@@ -117,11 +117,17 @@ def test_rubric_terms_are_what_the_rubric_names_as_wanted() -> None:
     assert not {"meat", "oven", "user", "prefer", "suggestion", "dinner"} & set(terms)  # unwanted, stock, asked
 
 
+def test_with_the_history_only_what_the_user_named_counts() -> None:
+    history = "I went vegetarian and I cook everything in my cast-iron skillet; crispy tofu is my favourite."
+    assert rubric_terms(RUBRIC, ASKED, history) == ["vegetarian", "cast", "iron", "skillet", "crispy", "tofu"]
+    assert rubric_terms(RUBRIC, ASKED, "I like soup.") == rubric_terms(RUBRIC, ASKED)  # names none: all count
+
+
 def test_rubric_share_counts_the_terms_an_answer_uses() -> None:
     terms = rubric_terms(RUBRIC, ASKED)
-    assert rubric_share("Crispy tofu in your cast-iron skillet [m2]", RUBRIC, ASKED) == pytest.approx(5 / len(terms))
-    assert rubric_share("A roast chicken in the oven", RUBRIC, ASKED) == 0.0
-    assert rubric_share("anything", "The user would prefer suggestions.", ASKED) == 0.0  # a rubric naming nothing
+    assert rubric_share("Crispy tofu in your cast-iron skillet [m2]", terms) == pytest.approx(5 / len(terms))
+    assert rubric_share("A roast chicken in the oven", terms) == 0.0
+    assert rubric_share("anything", rubric_terms("The user would prefer suggestions.", ASKED)) == 0.0  # names nothing
 
 
 def test_answers_are_judged_by_their_kind() -> None:
@@ -134,6 +140,8 @@ def test_answers_are_judged_by_their_kind() -> None:
     preference = {**base, "category": "single-session-preference", "gold_answer": RUBRIC, "answer": "Likely yes"}
     judged = with_answer_scores({**preference, "answer_text": "likely yes: crispy tofu in your cast-iron skillet"})
     assert judged["correct"] == 1.0 and judged["rubric"] > 0.5
+    named = with_answer_scores({**preference, "answer_text": "try tofu"}, "I love tofu and mushrooms")
+    assert named["rubric"] == 0.5 and named["correct"] == 1.0  # one of the two things the history names
     not_found = with_answer_scores({**preference, "answer": "not found in your chats", "answer_text": "tofu"})
     assert not_found["rubric"] == 0.0 and not_found["correct"] == 0.0
 

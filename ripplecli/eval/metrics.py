@@ -215,19 +215,21 @@ _NEGATED = re.compile(r"\bnot\b|n't\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-def rubric_terms(rubric: str, question: str) -> list[str]:
+def rubric_terms(rubric: str, question: str, history: str | None = None) -> list[str]:
     """What a preference rubric ("The user would prefer suggestions of Sony-compatible gear… They may not prefer…")
-    names as wanted: content words of its sentences that say nothing negative, less the question's own words
-    and the rubrics' stock wording."""
+    names as wanted: content words of its sentences that say nothing negative, less the question's own words and
+    the rubrics' stock wording; with `history` (the question's evidence turns), only those the user's history names
+    too ("sony", not "high", "quality"), unless that leaves none."""
     wanted = " ".join(s for s in _SENTENCE_END.split(rubric) if not _NEGATED.search(s))
     asked = set(content_tokens(question))
     terms = (w for w in content_tokens(wanted) if w not in asked and w not in _RUBRIC_WORDS and not w.isdigit())
-    return list(dict.fromkeys(terms))
+    named = list(dict.fromkeys(terms))
+    said = set(content_tokens(history or ""))
+    return [w for w in named if w in said] or named
 
 
-def rubric_share(answer: str, rubric: str, question: str) -> float:
-    """The share of a rubric's terms that an answer uses (0.0 for a rubric that names nothing)."""
-    terms = rubric_terms(rubric, question)
+def rubric_share(answer: str, terms: Sequence[str]) -> float:
+    """The share of a rubric's terms (rubric_terms) that an answer uses (0.0 for a rubric that names nothing)."""
     if not terms:
         return 0.0
     used = set(content_tokens(_CITATION.sub(" ", answer)))
