@@ -165,6 +165,14 @@ def test_questions_with_their_evidence_date_and_kind(tmp_path: Path) -> None:
     assert [s.content_hash for s in load_questions(TINY)] == [s.content_hash for s in load_questions(gz)]
 
 
+def test_the_types_take_turns(tmp_path: Path) -> None:
+    sorted_by_type = sorted(_tiny() + _tiny(), key=lambda q: q["question_type"])
+    for number, entry in enumerate(sorted_by_type):
+        entry["question_id"] = f"{entry['question_id']}_{number}"
+    order = [s.questions[0].category for s in load_questions(_write(tmp_path / "sorted.json", sorted_by_type))]
+    assert order == ["knowledge-update", "multi-session", "single-session-preference"] * 2
+
+
 def test_types_and_ids_choose_questions() -> None:
     assert [s.sample_id for s in load_questions(TINY, types=["multi-session"])] == ["tiny_multi"]
     assert [s.sample_id for s in load_questions(TINY, ids=["tiny_update_abs", "tiny_pref"])] == [

@@ -21,8 +21,8 @@ ABSTENTION_SUFFIX = "_abs"  # a question the haystack cannot answer: the right a
 
 
 def load_questions(path: Path, ids: list[str] | None = None, types: list[str] | None = None) -> list[Sample]:
-    """Read and check a LongMemEval file (.json or .json.gz): one sample per chosen question, in file order; every
-    problem is an InputError raised before any work starts."""
+    """Read and check a LongMemEval file (.json or .json.gz): one sample per chosen question, the types taking turns
+    (interleaved); every problem is an InputError raised before any work starts."""
     unknown = [t for t in types or [] if t not in QUESTION_TYPES]
     if unknown:
         raise InputError(f"unknown question type {', '.join(unknown)} (choose from: {', '.join(QUESTION_TYPES)})")
@@ -31,7 +31,17 @@ def load_questions(path: Path, ids: list[str] | None = None, types: list[str] | 
         heads = [_head(Node(entry, (index,))) for index, entry in enumerate(entries)]
     chosen = _chosen(heads, ids, types, path)
     settings = _settings_key()
-    return [_sample(entries[index], index, head, settings, path) for index, head in chosen]
+    return [_sample(entries[index], index, head, settings, path) for index, head in _interleaved(chosen)]
+
+
+def _interleaved(chosen: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """The questions with their types taking turns, each type in file order: the published files are sorted by
+    type, and a long run stopped early (or read while it runs) then covers every type alike."""
+    by_type: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for item in chosen:
+        by_type.setdefault(item[1]["type"], []).append(item)
+    rounds = max(len(items) for items in by_type.values())
+    return [items[turn] for turn in range(rounds) for items in by_type.values() if turn < len(items)]
 
 
 def _entries(path: Path) -> list[Any]:
