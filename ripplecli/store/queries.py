@@ -271,3 +271,10 @@ def session_count(store: Store) -> int:
     """Distinct (conversation, session) pairs."""
     row = store.con.execute("SELECT count(DISTINCT (conversation_id, session_id)) FROM sources").fetchone()
     return int(row[0]) if row else 0
+
+
+def ingest_seconds(store: Store) -> float:
+    """Seconds the store's ingest runs that stored turns took together (the evaluation's cost per store: a re-run
+    that finds every turn stored adds nothing)."""
+    row = store.con.execute("SELECT coalesce(sum(seconds), 0) FROM ingest_runs WHERE new_sources > 0").fetchone()
+    return float(row[0]) if row else 0.0
