@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
+from ripplecli.formats.days import Dated, by_day, exporter_offset, from_epoch, from_iso
 from ripplecli.formats.fields import LIKELY, SURE, ChatFormat, Node, Unique, first_object, located, quote
 from ripplecli.model import Conversation, Turn
 
@@ -65,18 +65,17 @@ def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversatio
             skipped += 1  # a photo, sticker or file without a caption
             continue
         turn_id = message_ids.claim(message.at("id").scalar(), message.keys)
-        said_at, local, offset = _times(message)
+        said_at, local = _times(message)
         speaker = _speaker(message)
         from_id = _string(message.get("from_id"))
         role = "owner" if from_id and (from_id == owner_id or (peer is not None and from_id != peer)) else ""
-        dated.append(Dated(Turn(turn_id, speaker, text, said_at, role, offset), local))
+        dated.append(Dated(Turn(turn_id, speaker, text, said_at, role, _offset(message, said_at, local)), local))
     name = _string(chat.get("name")) or None
     return Conversation(chat_id, by_day(dated), name, skipped)
 
 
-def _times(message: Node) -> tuple[datetime, datetime, timedelta | None]:
-    """(UTC, local, offset): `date_unixtime` is the instant, `date` the exporter's wall clock; their difference is
-    where the exporting device was (None when the message has only one of them)."""
+def _times(message: Node):
+    """(UTC, local): `date_unixtime` is the instant, `date` the exporter's wall clock."""
     local_node = message.at("date")
     parsed = from_iso(local_node.text())
     if parsed is None:
@@ -84,23 +83,12 @@ def _times(message: Node) -> tuple[datetime, datetime, timedelta | None]:
     local = parsed[1]
     unix = message.get("date_unixtime")
     if unix is None:
-        return local, local, None
+        return local, local
     raw = unix.scalar()
     said_at = from_epoch(float(raw)) if raw.isdigit() else None
     if said_at is None:
         raise unix.fail(f"is not a Unix time: {quote(raw)}")
-    return said_at, local, _offset(local, said_at)
-
-
-QUARTER_HOUR = timedelta(minutes=15)  # every UTC offset in use is a whole number of quarter hours
-LONGEST_OFFSET = timedelta(hours=14)  # Kiribati; west goes to -12
-
-
-def _offset(local: datetime, instant: datetime) -> timedelta | None:
-    """The exporter's UTC offset: `date` minus `date_unixtime`, to the quarter hour; None when no zone is that far
-    off UTC (the two fields disagree: the message keeps its instant, with no zone, as before)."""
-    offset = round((local - instant) / QUARTER_HOUR) * QUARTER_HOUR
-    return offset if abs(offset) <= LONGEST_OFFSET else None
+    return said_at, local
 
 
 def _speaker(message: Node) -> str:
@@ -127,6 +115,13 @@ def _text(node: Node) -> str:
 def _string(node: Node | None) -> str:
     """An optional string member; absent is empty."""
     return node.string() if node is not None else ""
+
+
+def _offset(message: Node, said_at: datetime, local: datetime) -> timedelta | None:
+    """Where the exporting device was: `date` (its clock) minus `date_unixtime` (the instant); None unless the
+    message has both."""
+    both = message.get("date") is not None and message.get("date_unixtime") is not None
+    return exporter_offset(local, said_at) if both else None
 
 
 # a full export's "chats", or one chat's "messages"
