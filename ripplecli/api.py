@@ -413,7 +413,7 @@ def compact_result(result: RecallResult) -> dict[str, Any]:
                 "rank": e.rank,
                 "restatement": e.restatement,
                 "sources": [
-                    {"turn_id": s.turn_id, "session_id": s.session_id, "speaker": s.speaker, "date": s.timestamp}
+                    {"turn_id": s.turn_id, "session_id": s.session_id, "speaker": s.speaker, "date": s.said_at}
                     for s in e.sources
                 ],
                 "conversation": {"id": e.conversation_id, "title": e.title},

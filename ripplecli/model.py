@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,21 @@ def wall_clock(moment: datetime | None, offset: timedelta | None) -> datetime | 
     """The time a clock showed where something was said: a UTC instant moved by its offset, a time without a zone
     as it is (ripple takes it as that place's wall-clock time). Days, and "yesterday" in a turn, are read on it."""
     return moment + offset if moment is not None and offset is not None else moment
+
+
+def shown_time(moment: datetime | None, offset: timedelta | None) -> str | None:
+    """A stored time as ripple shows it (in --json too): a UTC instant as the wall-clock time where it was said
+    with its offset ("2026-03-10T20:00:00-07:00", the same instant), a time without a zone as it is."""
+    if moment is None:
+        return None
+    if offset is None:
+        return moment.isoformat()
+    return moment.replace(tzinfo=UTC).astimezone(timezone(offset)).isoformat()
+
+
+def offset_of(seconds: int | None) -> timedelta | None:
+    """A stored `said_offset` (seconds east of UTC) as a timedelta; None when the zone is unknown."""
+    return None if seconds is None else timedelta(seconds=seconds)
 
 
 def said_wall_clock(turn: Turn, session: Session) -> datetime | None:

@@ -23,6 +23,7 @@ from ripplecli.recall.index import RecallIndex
 from ripplecli.store import schema
 from ripplecli.store.layout import RECALL_DIR, RECALL_STAMP
 from ripplecli.store.lookups import SqlReads
+from ripplecli.store.recall_arrays import FORMAT
 
 CALIFORNIA = timezone(timedelta(hours=-7))
 EVENING = "2026-03-10T20:00:00-07:00"  # 11 March 03:00 in UTC
@@ -242,7 +243,8 @@ def test_a_schema_3_store_migrates_and_reads_its_times_as_before(alex_store: Pat
         result = memory.recall("What did Alex do on 11 March 2026?", k=3)
     assert offsets == [(None,)]  # the zone was not kept: said_at is read as the wall clock, as schema 3 did
     assert result.trace.day is not None and result.trace.day.memories == 2
-    assert json.loads((alex_store / RECALL_DIR / RECALL_STAMP).read_text())["format"] == 2  # rebuilt by the migration
+    stamp = json.loads((alex_store / RECALL_DIR / RECALL_STAMP).read_text())
+    assert stamp["format"] == FORMAT  # rebuilt by the migration
     with Memory(alex_store) as memory:
         assert memory.doctor()["ok"]
 

@@ -664,7 +664,11 @@ def _said(e: Evidence) -> str:
 
 
 def session_stamp(e: Evidence) -> datetime | None:
-    """The session date of the memory's first source turn."""
+    """The day the memory was said, on the clock where it was said: a memory said with a known zone gives its own
+    local time (its session's stored time may be UTC); any other, the session date of its first source turn."""
+    said = datetime.fromisoformat(e.said_at) if e.said_at else None
+    if said is not None and said.tzinfo is not None:
+        return said.replace(tzinfo=None)
     stamp = e.sources[0].timestamp if e.sources else None
     return datetime.fromisoformat(stamp) if stamp else None
 

@@ -64,6 +64,17 @@ def from_epoch(seconds: float) -> datetime | None:
         return None
 
 
+QUARTER_HOUR = timedelta(minutes=15)  # every UTC offset in use is a whole number of quarter hours
+LONGEST_OFFSET = timedelta(hours=14)  # Kiribati; the west ends at -12
+
+
+def exporter_offset(local: datetime, instant: datetime) -> timedelta | None:
+    """The UTC offset of a clock that showed `local` at `instant` (naive UTC), to the quarter hour; None when no
+    zone is that far off UTC (the two disagree: the time keeps its instant, with no zone, as before)."""
+    offset = round((local - instant) / QUARTER_HOUR) * QUARTER_HOUR
+    return offset if abs(offset) <= LONGEST_OFFSET else None
+
+
 def from_iso(text: str) -> tuple[datetime, datetime] | None:
     """An ISO 8601 time as (naive UTC, wall-clock time as written); None when it does not parse.
     A value without a zone is taken as UTC."""

@@ -8,7 +8,9 @@ pins, calls) are skipped, and so are messages with no text (a sticker or photo w
 
 from __future__ import annotations
 
-from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
+from datetime import datetime, timedelta
+
+from ripplecli.formats.days import Dated, by_day, exporter_offset, from_epoch, from_iso
 from ripplecli.formats.fields import LIKELY, SURE, ChatFormat, Node, Unique, first_object, located, quote
 from ripplecli.model import Conversation, Turn
 
@@ -69,7 +71,7 @@ def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversatio
         speaker = _speaker(message)
         from_id = _string(message.get("from_id"))
         role = "owner" if from_id and (from_id == owner_id or (peer is not None and from_id != peer)) else ""
-        dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), local))
+        dated.append(Dated(Turn(turn_id, speaker, text, said_at, role, _offset(message, said_at, local)), local))
     name = _string(chat.get("name")) or None
     return Conversation(chat_id, by_day(dated), name, skipped, owner_by_name=owner_id is None and peer is None)
 
@@ -115,6 +117,13 @@ def _text(node: Node) -> str:
 def _string(node: Node | None) -> str:
     """An optional string member; absent is empty."""
     return node.string() if node is not None else ""
+
+
+def _offset(message: Node, said_at: datetime, local: datetime) -> timedelta | None:
+    """Where the exporting device was: `date` (its clock) minus `date_unixtime` (the instant); None unless the
+    message has both."""
+    both = message.get("date") is not None and message.get("date_unixtime") is not None
+    return exporter_offset(local, said_at) if both else None
 
 
 # a full export's "chats", or one chat's "messages"

@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ripplecli.cues import canonical_name
@@ -210,6 +210,13 @@ class RecallIndex:
         if self.frequencies is not None:
             return self.frequencies.get(cue, 0)
         return len(self.holders.get(cue, ()))
+
+    def said_offsets(self, ids: Iterable[int]) -> dict[int, timedelta]:
+        """memory id -> the UTC offset where it was said, for those of `ids` said with a known zone."""
+        if self.reads is not None:
+            return {mid: timedelta(seconds=s) for mid, s in self.reads.said_offsets_of(list(ids)).items()}
+        local, placed = self.said_local, self.placed
+        return {mid: local[mid] - placed[mid][1] for mid in ids if mid in local and placed[mid][1] is not None}
 
     def grounded_of(self, ids: Iterable[int]) -> dict[int, tuple[datetime, datetime]]:
         """memory id -> the time its text refers to, for those of `ids` whose text names one."""

@@ -168,6 +168,15 @@ class SqlReads:
         )
         return {mid: (conversation, said) for mid, conversation, said in rows.fetchall()}
 
+    def said_offsets_of(self, ids: Sequence[int]) -> dict[int, int]:
+        """memory id -> the UTC offset (seconds) where it was said, for those of the given ids said with a zone."""
+        rows = self.store.con.execute(
+            "SELECT memory_id, said_offset FROM memories WHERE said_offset IS NOT NULL "
+            "AND memory_id IN (SELECT unnest($1::BIGINT[]))",
+            [list(ids)],
+        )
+        return dict(rows.fetchall())
+
     def grounded_of(self, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]:
         """memory id -> (start, end) of the time its text names, for those of the given ids that name one."""
         rows = self.store.con.execute(

@@ -73,12 +73,12 @@ def first_speakers(store: Store) -> list[tuple[int, str]]:
 
 def memory_sources(
     store: Store, ids: list[int]
-) -> list[tuple[int, str, str, str, str, datetime | None, datetime | None, int]]:
-    """(memory id, turn id, session id, speaker, text, session time, said at, position) of the memories' source
-    turns, in chat order."""
+) -> list[tuple[int, str, str, str, str, datetime | None, datetime | None, int, int | None]]:
+    """(memory id, turn id, session id, speaker, text, session time, said at, position, said offset) of the
+    memories' source turns, in chat order."""
     return store.con.execute(
-        "SELECT p.memory_id, s.turn_id, s.session_id, s.speaker, s.text, s.session_ts, s.said_at, s.position"
-        " FROM provenance p "
+        "SELECT p.memory_id, s.turn_id, s.session_id, s.speaker, s.text, s.session_ts, s.said_at, s.position,"
+        " s.said_offset FROM provenance p "
         "JOIN sources s USING (source_id) WHERE p.memory_id IN (SELECT unnest($1)) ORDER BY s.position",
         [ids],
     ).fetchall()
