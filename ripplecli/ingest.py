@@ -16,7 +16,7 @@ from ripplecli.early_encoding import EarlyEncoder, Foreseen
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, IngestReport, MemoryDraft, NewMemory, PendingTurn, Session, Turn, Window
-from ripplecli.owner import ASSISTANT, OWNER, default_owner_name, owner_speaker, with_owner
+from ripplecli.owner import ASSISTANT, OWNER, claim_owner, default_owner_name, owner_speaker, with_owner
 from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.store.identity import Repeats
@@ -84,21 +84,22 @@ def _join_target(
 
 def merged(keyed: list[Keyed]) -> list[Keyed]:
     """Chats under the same id read as one, in order of first appearance: a later one adds the turns the earlier
-    ones lack (by message key and by turn id), its sessions merged by id, the first title kept."""
+    ones lack (by message key and by turn id), its sessions merged by id (each keeps its time and offset), the first
+    title kept."""
     by_id: dict[str, Keyed] = {}
     for conv, keys in keyed:
         if conv.conversation_id not in by_id:
             by_id[conv.conversation_id] = (conv, dict(keys))
             continue
         first, known = by_id[conv.conversation_id]
-        sessions = {s.session_id: Session(s.session_id, s.timestamp, list(s.turns)) for s in first.sessions}
+        sessions = {s.session_id: replace(s, turns=list(s.turns)) for s in first.sessions}
         seen = set(known.values())
         for session in conv.sessions:
             for turn in session.turns:
                 key = keys[turn.turn_id]
                 if key in seen or turn.turn_id in known:
                     continue
-                sessions.setdefault(session.session_id, Session(session.session_id, session.timestamp, []))
+                sessions.setdefault(session.session_id, replace(session, turns=[]))
                 sessions[session.session_id].turns.append(turn)
                 known[turn.turn_id] = key
                 seen.add(key)
@@ -145,7 +146,7 @@ def new_windows(
 
     new_sessions: dict[str, Session] = {}
     for p in pending:
-        session = new_sessions.setdefault(p.session.session_id, Session(p.session.session_id, p.session.timestamp, []))
+        session = new_sessions.setdefault(p.session.session_id, replace(p.session, turns=[]))
         session.turns.append(p.turn)
     fresh = Conversation(conv.conversation_id, list(new_sessions.values()), conv.title)
     return list(make_windows(fresh, settings.window_turns, settings.window_overlap, known, speakers=speakers))
@@ -163,9 +164,14 @@ class Ingestor:
         progress: Progress | None = None,
         linker=None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ):
         self.store = store
-        self.owner = owner  # the name the owner's turns are stored under (None: the name the export gives them)
+        self.owner = owner  # the owner's name, given (`me`): their turns are stored under it
+        self.default_owner = default_owner  # without `owner`, the name for them (None: the name the export gives)
+        # (conversation, turn) -> the name a turn of a chat whose owner `me` named carried before it was the owner's
+        self._named_owner: dict[tuple[str, str], str] = {}
+        self._by_name: set[str] = set()  # chats whose export names no owner
         self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed
         self.settings = settings
         self.encoder = encoder
@@ -182,16 +188,15 @@ class Ingestor:
         for conv in conversations:
             reasons.update(conv.skipped)
         report.skipped, report.skipped_by_reason = sum(reasons.values()), dict(reasons.most_common())
-        if owner_speaker(conversations) is not None:
-            report.owner = self.owner or default_owner_name(conversations)
-            conversations = [with_owner(c, report.owner) for c in conversations]
         keyed = [(conv, message_keys(conv)) for conv in conversations]
         holders = queries.message_holders(self.store, [key for _, keys in keyed for key in keys.values()])
+        # Chats go under the ids they are stored by first, so an owner `me` names is known by the stored id.
+        keyed = [(self._claim_owner(conv, report), keys) for conv, keys in self._joined(keyed, holders)]
+        if owner_speaker([conv for conv, _ in keyed]) is not None:
+            report.owner = self.owner or self.default_owner or default_owner_name([conv for conv, _ in keyed])
+            keyed = [(with_owner(conv, report.owner), keys) for conv, keys in keyed]
         claimed: set[int] = set()  # messages with their own time an earlier chat of this file stores
-        plans = [
-            (conv, self._pending(conv, keys, holders, claimed, Path(label).name, report))
-            for conv, keys in self._joined(keyed, holders)
-        ]
+        plans = [(conv, self._pending(conv, keys, holders, claimed, Path(label).name, report)) for conv, keys in keyed]
         total = sum(len(p) for _, p in plans)
         report.duplicates = sum(c.turn_count for c in conversations) - total - report.edited
         report.run_id = self.store.next_id("ingest_runs", "run_id")
@@ -228,6 +233,32 @@ class Ingestor:
             resolved.append((conv, keys))
         return merged(resolved)
 
+    def _claim_owner(self, conv: Conversation, report: IngestReport) -> Conversation:
+        """A chat whose export names no owner takes the person `me` names as its owner; one whose people `me` names
+        none of is listed on the report (and stored without an owner)."""
+        if not conv.owner_by_name:
+            return conv
+        self._by_name.add(conv.conversation_id)
+        claimed = claim_owner(conv, self.owner)
+        if claimed is None:
+            report.no_owner.append({"chat": conv.title or conv.conversation_id, "people": conv.speakers})
+            return conv
+        for session in claimed.sessions:
+            for turn in session.turns:
+                if turn.role == OWNER:
+                    self._named_owner[conv.conversation_id, turn.turn_id] = turn.speaker
+        return claimed
+
+    def _as_other_owner(self, conv: Conversation, session: Session, turn: Turn) -> str | None:
+        """The identity a turn of a chat whose owner `me` names had if it was stored with another owner (before
+        `me` named one, or with `me` naming someone else): the same message, not an edit of it."""
+        if conv.conversation_id not in self._by_name:
+            return None
+        if turn.role != OWNER:
+            return turn_hash(conv.conversation_id, session, replace(turn, role=OWNER))
+        speaker = self._named_owner.get((conv.conversation_id, turn.turn_id), turn.speaker)
+        return turn_hash(conv.conversation_id, session, replace(turn, speaker=speaker, role=""))
+
     def _pending(
         self,
         conv: Conversation,
@@ -253,6 +284,8 @@ class Ingestor:
                 continue
             known = stored.get(turn.turn_id)
             if known == digest or (known and known == _unnamed_assistant(conv.conversation_id, session, turn)):
+                continue
+            if known is not None and known == self._as_other_owner(conv, session, turn):
                 continue
             if known is not None and turn.said_at is not None:
                 report.edited += 1
@@ -380,6 +413,7 @@ class Ingestor:
                     position=cue.position,
                     session_ts=first.session.timestamp,
                     said_at=first.said_at,
+                    said_offset=first.said_offset,
                     sources=[source_ids[turn_id] for turn_id in draft.source_turns],
                     draft=draft,
                 )

@@ -140,6 +140,14 @@ VERIFIERS = Registry(  # who accepts CABLE's candidate links
 )
 ANSWER_MODES = ("auto", "typed", "llm", "extractive", "none")  # ripple ask --answer NAME (ripplecli.answer)
 EVAL_ANSWERS = ("none", "typed", "extractive", "llm", "auto")  # ripple eval locomo --answer NAME (eval.runner)
+LONGMEMEVAL_TYPES = (  # ripple eval longmemeval --types NAME: LongMemEval's question types (eval.longmemeval)
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+)
 LINKS: dict[str, dict[str, str]] = {  # ripple ingest --links NAME: which querier and verifier build the links
     "cable": {"querier": "rules", "verifier": "rules"},
     "cable-llm": {"querier": "llm", "verifier": "llm"},

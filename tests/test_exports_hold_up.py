@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from chats import new_memory, one_error_line, run
 from ripplecli.errors import InputError
 from ripplecli.formats import read_conversations
 from ripplecli.formats.load import Member, read_input
+from ripplecli.ingest import message_keys
 from ripplecli.model import Conversation, Turn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
@@ -105,6 +107,18 @@ def test_a_telegram_chat_with_messages_dated_only_by_unixtime_is_read(tmp_path):
     assert [t.turn_id for t in said] == ["2001", "2002", "2003", "2004"]
     assert said[1].said_at.isoformat() == "2024-05-10T17:35:00"  # its date_unixtime, in UTC
     assert chat.skipped == {"missing date": 1}  # 2005 has no time at all: left out and counted
+    assert said[0].offset == timedelta(hours=2)  # date and date_unixtime: the exporter's clock was 2 hours ahead
+    assert said[1].offset is None  # the instant alone says nothing of where it was said
+
+
+def test_a_telegram_message_dated_only_by_unixtime_is_the_message_dated_by_both(tmp_path):
+    (chat,) = read_conversations(FIXTURES / "telegram_unixtime_only.json")
+    data = json.loads((FIXTURES / "telegram_unixtime_only.json").read_text())
+    data["messages"][1]["date"] = "2024-05-10T10:35:00"  # the same message exported in California
+    (tmp_path / "result.json").write_text(json.dumps(data))
+    (dated,) = read_conversations(tmp_path / "result.json")
+    assert turns(dated)[1].offset == timedelta(hours=-7) and turns(chat)[1].offset is None
+    assert message_keys(dated) == message_keys(chat)  # keyed by the instant, wherever it was exported
 
 
 def test_a_discord_file_with_a_repeated_message_id_is_read(tmp_path, fake_settings, fake_extractor):

@@ -138,17 +138,23 @@ def test_the_same_chat_twice_in_one_folder_is_stored_once(tmp_path, fake_setting
     assert len(chats) == 1 and chats[0][1] == 7
 
 
-def test_a_store_from_before_message_keys_migrates_and_knows_its_messages(tmp_path, fake_settings, fake_extractor):
+@pytest.mark.parametrize("schema_version", [3, 4])
+def test_a_store_from_before_message_keys_migrates_and_knows_its_messages(
+    tmp_path, fake_settings, fake_extractor, schema_version
+):
     store = tmp_path / "store"
     with new_memory(store, fake_settings) as memory:
         memory.ingest(WHATSAPP)
         memory.ingest(FIXTURES / "notes_plain.txt")
         keys = memory.store.con.execute("SELECT source_id, message_key FROM sources ORDER BY 1").fetchall()
-    con = duckdb.connect(str(store / "ripple.duckdb"))  # what schema 3 wrote: no message keys
+    con = duckdb.connect(str(store / "ripple.duckdb"))  # what schema 3 or 4 wrote: no message keys
     con.execute("DROP INDEX sources_hash")  # DuckDB alters no table an index depends on
     con.execute("DROP INDEX sources_turn")
     con.execute("ALTER TABLE sources DROP COLUMN message_key")
-    con.execute("DELETE FROM schema_migrations WHERE version >= 4")
+    if schema_version == 3:  # nor the offsets of where turns were said
+        con.execute("ALTER TABLE sources DROP COLUMN said_offset")
+        con.execute("ALTER TABLE memories DROP COLUMN said_offset")
+    con.execute("DELETE FROM schema_migrations WHERE version > ?", [schema_version])
     con.execute("CREATE INDEX sources_hash ON sources (content_hash)")
     con.execute("CREATE INDEX sources_turn ON sources (conversation_id, turn_id)")
     con.close()
@@ -183,3 +189,41 @@ def test_ingest_json_reports_a_renamed_export_as_duplicates(tmp_path, fake_setti
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)
     assert (report["new_sources"], report["duplicates"]) == (0, 7)
+
+
+def test_a_message_exported_in_two_zones_is_one_message(tmp_path, fake_settings, fake_extractor):
+    """A message's key is the instant it was said (said_at in UTC), not the clock of the device that exported it."""
+    turns = [("Ana", "The ferry leaves at nine."), ("Ben", "I'll be there at half past eight.")]
+
+    def export(name: str, stamps: list[str]) -> Path:
+        said = [{"speaker": s, "text": t, "said_at": at} for (s, t), at in zip(turns, stamps, strict=True)]
+        path = tmp_path / name
+        path.write_text(json.dumps({"sessions": [{"turns": said}]}))  # no conversation id: named by its file
+        return path
+
+    california = export("phone.json", ["2026-03-10T20:00:00-07:00", "2026-03-10T20:05:00-07:00"])
+    berlin = export("laptop.json", ["2026-03-11T04:00:00+01:00", "2026-03-11T04:05:00+01:00"])
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        memory.ingest(california)
+        report = memory.ingest(berlin)
+        rows = memory.store.con.execute("SELECT DISTINCT conversation_id, said_offset FROM sources").fetchall()
+    assert (report.new_sources, report.duplicates) == (0, 2)
+    assert rows == [("phone", -7 * 3600)]  # one chat, said where the first export said it was
+
+
+def test_chats_read_as_one_keep_where_their_sessions_were_said(tmp_path, fake_settings, fake_extractor):
+    """Two copies of a chat in one file, named by it, are one chat whose sessions keep their UTC offsets."""
+
+    def sitting(number: int, texts: list[str]) -> dict:
+        stamp = f"2026-03-1{number}T20:00:00-07:00"
+        return {"id": f"s{number}", "timestamp": stamp, "turns": [{"speaker": "Ana", "text": t} for t in texts]}
+
+    first = {"sessions": [sitting(0, ["Ferry at nine.", "Bring the tent.", "And the stove."])]}
+    later = {"sessions": [*first["sessions"], sitting(1, ["We made it."])]}
+    path = tmp_path / "trip.json"
+    path.write_text(json.dumps([first, later]))
+    with new_memory(tmp_path / "store", fake_settings) as memory:
+        report = memory.ingest(path)
+        rows = memory.store.con.execute("SELECT DISTINCT conversation_id, said_offset FROM sources").fetchall()
+    assert (report.new_sources, report.duplicates) == (4, 3)
+    assert len(rows) == 1 and rows[0][1] == -7 * 3600

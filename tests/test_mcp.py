@@ -94,9 +94,10 @@ def test_remember_recall_show_forget(fake_memory: Memory) -> None:
     failed, recalled = out["recall"]
     assert not failed and recalled["evidence"][0]["memory_id"] == 3
     first = recalled["evidence"][0]
-    assert first["sources"] == [
-        {"turn_id": "D2026-05-21:1", "session_id": "2026-05-21", "speaker": "Alex", "date": "2026-05-21T16:00:00"}
+    assert first["sources"] == [  # said at 18:00 where it was said, with its offset (16:00 in UTC)
+        {"turn_id": "D2026-05-21:1", "session_id": "2026-05-21", "speaker": "Alex", "date": "2026-05-21T18:00:00+02:00"}
     ]
+    assert first["said_at"] == "2026-05-21T18:00:00+02:00"
     assert {"view", "rank", "seed"} <= set(first["provenance"][0])
     trajectory = recalled["trajectory"]
     assert {"query_cues", "seeds", "rounds", "found_by"} <= set(trajectory)

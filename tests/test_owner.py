@@ -243,7 +243,9 @@ def _make_old(store: Path) -> None:
         ("sources", "said_at"),
         ("sources", "role"),
         ("memories", "said_at"),
-        ("sources", "message_key"),  # schema 4's, later still
+        ("sources", "said_offset"),  # schema 4
+        ("memories", "said_offset"),
+        ("sources", "message_key"),  # schema 5
     ]:
         con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     con.execute("DELETE FROM schema_migrations WHERE version >= 3")

@@ -56,8 +56,14 @@ def _turns(session: Node, number: int) -> list[Turn]:
             raise role.fail(f'must be "user" or "assistant", got {quote(role.string())}')
         text = node.at("content").string()
         if text:
-            turns.append(Turn(f"D{number}:{position}", speaker, text))
+            turns.append(Turn(turn_id(number, position), speaker, text))
     return turns
+
+
+def turn_id(session_number: int, position: int) -> str:
+    """A haystack turn's id, D<session>:<turn>, both counted from 1 in the file's order (the evaluation finds the
+    `has_answer` turns by it)."""
+    return f"D{session_number}:{position}"
 
 
 def parse_longmemeval_date(node: Node) -> datetime:

@@ -10,8 +10,9 @@ with only `date_unixtime` (no `date`) is dated by it, in UTC; one that cannot be
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime, timedelta
 
-from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
+from ripplecli.formats.days import Dated, by_day, exporter_offset, from_epoch, from_iso
 from ripplecli.formats.fields import LIKELY, SURE, ChatFormat, Node, Tolerant, Unique, first_object, located, quote
 from ripplecli.model import Conversation, Turn
 
@@ -54,10 +55,12 @@ def _chat_id(chat: Node) -> str:
 
 
 def _conversation(chat: Node, chat_id: str, owner_id: str | None, tolerant: Tolerant) -> Conversation:
-    """One chat's messages with text, a session per local day; in a personal chat the peer is the chat's id. A
-    message that cannot be read is left out and counted (the file is refused when most cannot)."""
+    """One chat's messages with text, a session per local day. The owner is the account's own id when the export
+    names it (a whole account's export), else, in a chat's own export of a personal chat, whoever is not the peer
+    (the chat's id); a group's own export does not say who exported it. A message that cannot be read is left out
+    and counted (the file is refused when most cannot)."""
     one_to_one = _string(chat.get("type")) in ("personal_chat", "bot_chat")
-    peer = f"user{chat.at('id').scalar()}" if one_to_one else None
+    peer = f"user{chat.at('id').scalar()}" if one_to_one and owner_id is None else None
     message_ids = Unique("message id")
     dated: list[Dated] = []
     skipped: Counter[str] = Counter()
@@ -75,9 +78,10 @@ def _conversation(chat: Node, chat_id: str, owner_id: str | None, tolerant: Tole
             speaker = _speaker(message)
             from_id = _string(message.get("from_id"))
             role = "owner" if from_id and (from_id == owner_id or (peer is not None and from_id != peer)) else ""
-            dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), local))
+            turn = Turn(turn_id, speaker, text, said_at, role, _offset(message, said_at, local))
+            dated.append(Dated(turn, local))
     name = _string(chat.get("name")) or None
-    return Conversation(chat_id, by_day(dated), name, dict(skipped))
+    return Conversation(chat_id, by_day(dated), name, dict(skipped), owner_by_name=owner_id is None and peer is None)
 
 
 def _times(message: Node):
@@ -130,6 +134,13 @@ def _text(node: Node) -> str:
 def _string(node: Node | None) -> str:
     """An optional string member; absent is empty."""
     return node.string() if node is not None else ""
+
+
+def _offset(message: Node, said_at: datetime, local: datetime) -> timedelta | None:
+    """Where the exporting device was: `date` (its clock) minus `date_unixtime` (the instant); None unless the
+    message has both."""
+    both = message.get("date") is not None and message.get("date_unixtime") is not None
+    return exporter_offset(local, said_at) if both else None
 
 
 # a full export's "chats", or one chat's "messages"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ripplecli.errors import InputError
@@ -87,8 +87,9 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
     prefix = f"whatsapp-{_slug(title)}-"
     conversation_id = prefix + short_hash(f"{first.said_at}|{first.speaker}|{first.text}")
     sessions = by_day(dated)
-    _mark_owner(sessions, title)
-    return [Conversation(conversation_id, sessions, title, dict(skipped), named_by_file=True)]
+    owner_known = _mark_owner(sessions, title)
+    chat = Conversation(conversation_id, sessions, title, dict(skipped), named_by_file=True)
+    return [chat if owner_known else replace(chat, owner_by_name=True)]
 
 
 def _left_out(line: _Line) -> str:
@@ -180,15 +181,19 @@ def _chat_name(doc: TextDoc) -> str:
     return (match.group(1) if match else stem).strip() or "chat"
 
 
-def _mark_owner(sessions, title: str) -> None:
-    """In a chat of two people named after one of them, the other is the account owner."""
+def _mark_owner(sessions, title: str) -> bool:
+    """In a chat of two people named after one of them, the other is the account owner; whether the chat is one
+    (a group chat does not say which of its people exported it)."""
     speakers = {turn.speaker for session in sessions for turn in session.turns}
+    if speakers == {title}:
+        return True  # only the person the chat is named after wrote: the owner wrote nothing in it
     if len(speakers) != 2 or title not in speakers:
-        return
+        return False
     for session in sessions:
         session.turns[:] = [
             Turn(t.turn_id, t.speaker, t.text, t.said_at, "" if t.speaker == title else "owner") for t in session.turns
         ]
+    return True
 
 
 def _slug(text: str) -> str:

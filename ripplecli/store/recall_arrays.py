@@ -25,15 +25,17 @@ import numpy as np
 from ripplecli.files import private_file, read_json_object, replace_folder, write_private_text
 from ripplecli.store.layout import RECALL_STAMP
 from ripplecli.store.reads import CUE_COLUMNS, SourceRow
+from ripplecli.store.schema import SAID_WALL_CLOCK
 
 log = logging.getLogger(__name__)
 
 META_FILE = RECALL_STAMP  # the stamp and where each array lies in the data file
 DATA_FILE = "recall.bin"  # every array, one after the other
 ALIGN = 8
-FORMAT = 1
+FORMAT = 3  # 2: said_local, when each memory was said on the clock where it was said; 3: said offsets
 EPOCH = datetime(1970, 1, 1)
 NO_TIME = np.iinfo(np.int64).min  # a NULL timestamp
+NO_OFFSET = np.iinfo(np.int32).min  # a NULL said_offset (the zone is unknown)
 ONE_MICROSECOND = timedelta(microseconds=1)
 
 
@@ -110,6 +112,7 @@ def _write(store, staging: Path) -> None:
     memories = _columns(
         con,
         f"SELECT memory_id, restatement, conversation_id, {_us('said_at')} AS said_at, "
+        f"{_us(SAID_WALL_CLOCK)} AS said_local, {_offset('said_offset')} AS said_offset, "
         f"time_grounded AND time_start IS NOT NULL AS grounded, {_us('time_start')} AS time_start, "
         f"{_us('time_end')} AS time_end FROM memories ORDER BY memory_id",
     )
@@ -117,8 +120,9 @@ def _write(store, staging: Path) -> None:
     arrays: dict[str, np.ndarray] = {"ids": ids}
     _put_strings(arrays, "texts", memories["restatement"].tolist())
     _put_codes(arrays, "conversation", memories["conversation_id"])
-    for name in ("said_at", "time_start", "time_end"):
+    for name in ("said_at", "said_local", "time_start", "time_end"):
         arrays[name] = memories[name].astype(np.int64)
+    arrays["said_offset"] = memories["said_offset"].astype(np.int32)
     arrays["grounded"] = memories["grounded"].astype(np.bool_)
     first = _columns(
         con,
@@ -148,6 +152,11 @@ def _write(store, staging: Path) -> None:
 def _us(column: str) -> str:
     """SQL for a timestamp column as microseconds since 1970, NO_TIME for NULL (what `_micros` computes)."""
     return f"coalesce(epoch_us({column}), {NO_TIME})"
+
+
+def _offset(column: str) -> str:
+    """SQL for a said_offset column, NO_OFFSET for NULL."""
+    return f"coalesce({column}, {NO_OFFSET})"
 
 
 def _columns(con, sql: str) -> dict[str, np.ndarray]:
@@ -231,7 +240,8 @@ def _put_sources(arrays: dict[str, np.ndarray], con, ids: np.ndarray) -> None:
     turns = _columns(
         con,
         f"SELECT source_id, session_id, turn_id, speaker, text, {_us('session_ts')} AS session_ts, "
-        f"{_us('said_at')} AS said_at, position FROM sources ORDER BY source_id",
+        f"{_us('said_at')} AS said_at, position, {_offset('said_offset')} AS said_offset FROM sources "
+        "ORDER BY source_id",
     )
     source_ids = turns["source_id"].astype(np.int64)
     _put_strings(arrays, "source_turn", turns["turn_id"].tolist())
@@ -240,6 +250,7 @@ def _put_sources(arrays: dict[str, np.ndarray], con, ids: np.ndarray) -> None:
     _put_strings(arrays, "source_text", turns["text"].tolist())
     for name in ("session_ts", "said_at", "position"):
         arrays[f"source_{name}"] = turns[name].astype(np.int64)
+    arrays["source_said_offset"] = turns["said_offset"].astype(np.int32)
     before = _columns(  # the join queries.previous_turns makes, for every turn
         con,
         "SELECT s.source_id AS turn, prev.source_id AS previous FROM sources s JOIN sources prev "
@@ -348,6 +359,11 @@ class RecallArrays:
         """(conversation, said at) of one row."""
         return self._coded("conversation", row), _moment(int(self._array("said_at")[row]))
 
+    def said_offsets_of(self, ids: Sequence[int]) -> dict[int, int]:
+        """memory id -> the UTC offset (seconds) where it was said, for those said with a zone."""
+        offsets = self._array("said_offset")
+        return {mid: int(offsets[row]) for mid, row in self._rows(ids) if offsets[row] != NO_OFFSET}
+
     def memory_rows_of(self, ids: Sequence[int]) -> tuple[dict[int, str], dict[int, tuple[str, datetime | None]]]:
         """memory id -> restatement, and memory id -> (conversation, said at)."""
         rows, texts = self._rows(ids), self._strings("texts")
@@ -421,8 +437,8 @@ class RecallArrays:
         return self.ids[hit & (ends != NO_TIME)].tolist()
 
     def sources_of(self, ids: Sequence[int]) -> list[SourceRow]:
-        """(memory id, turn id, session id, speaker, text, session time, said at, position) of the memories'
-        source turns, in chat order."""
+        """(memory id, turn id, session id, speaker, text, session time, said at, position, said offset) of the
+        memories' source turns, in chat order."""
         offsets, held = self._array("memory_sources_offsets"), self._array("memory_sources")
         found = [(mid, turn) for mid, row in self._rows(ids) for turn in held[offsets[row] : offsets[row + 1]].tolist()]
         return [(mid, *self._turn(turn)) for mid, turn in sorted(found, key=lambda pair: self._position(pair[1]))]
@@ -449,8 +465,9 @@ class RecallArrays:
         """A source turn's position in its chat."""
         return int(self._array("source_position")[turn])
 
-    def _turn(self, turn: int) -> tuple[str, str, str, str, datetime | None, datetime | None, int]:
-        """(turn id, session id, speaker, text, session time, said at, position) of one source turn."""
+    def _turn(self, turn: int) -> tuple[str, str, str, str, datetime | None, datetime | None, int, int | None]:
+        """(turn id, session id, speaker, text, session time, said at, position, said offset) of one source turn."""
+        offset = int(self._array("source_said_offset")[turn])
         return (
             self._strings("source_turn")[turn],
             self._coded("source_session", turn),
@@ -459,9 +476,10 @@ class RecallArrays:
             _moment(int(self._array("source_session_ts")[turn])),
             _moment(int(self._array("source_said_at")[turn])),
             self._position(turn),
+            None if offset == NO_OFFSET else offset,
         )
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
-        """Memories said within [start, end], by id."""
-        said = self._array("said_at")
+        """Memories said within [start, end] on the clock where they were said, by id."""
+        said = self._array("said_local")
         return self.ids[(said != NO_TIME) & (said >= _micros(start)) & (said <= _micros(end))].tolist()
