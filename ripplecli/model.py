@@ -66,10 +66,13 @@ class Conversation:
     conversation_id: str
     sessions: list[Session] = field(default_factory=list)
     title: str | None = None  # the export's own title, shown beside the id
-    skipped: int = 0  # messages the reader left out on purpose (tool calls, hidden, media-only), for the summary
-    # An id prefix an earlier export of the same chat may be stored under, when the id depends on the export (a
-    # WhatsApp id names its first message, which a newer export of a long chat may have lost): see ingest.
-    same_chat_prefix: str | None = None
+    # Messages the reader left out, by reason ("system line": 3, "other branch": 13), for the summary and --json.
+    skipped: dict[str, int] = field(default_factory=dict)
+    # The id is made from the file's name (a WhatsApp chat's, a ChatGPT conversation without its id), not given by
+    # the export: such a chat joins a stored one its messages overlap, whatever the file is called (see ingest).
+    named_by_file: bool = False
+    # Its turns are one text's paragraphs dated by the file (notes): their identity is their text, not their time.
+    keyed_by_text: bool = False
     # The export does not say which of its people is the owner (a group chat, a Slack workspace, a Discord channel):
     # `me`, when it names one of them, does. `aliases` are other names a reader knows them by (a Slack user's real
     # name and handle), folded with owner.name_key, each mapped to the speaker name their turns carry.
@@ -135,6 +138,7 @@ class PendingTurn:
     turn: Turn
     position: int
     content_hash: str
+    message_key: int | None = None  # its identity by time and text (ripplecli.store.identity)
 
     @property
     def said_at(self) -> datetime | None:
@@ -183,6 +187,7 @@ class IngestReport:
     new_sources: int = 0
     duplicates: int = 0
     skipped: int = 0  # messages the reader left out (tool calls, hidden or media-only messages)
+    skipped_by_reason: dict[str, int] = field(default_factory=dict)  # the same, by why ("system line": 3)
     edited: int = 0  # export messages whose text changed since they were stored (the stored text is kept)
     memories: int = 0
     edges: dict[str, int] = field(default_factory=dict)

@@ -91,6 +91,9 @@ FORMATS = Registry(
         "whatsapp": FormatEntry("ripplecli.formats.whatsapp:FORMAT", 'a chat\'s "Export chat" .txt (or its zip)'),
         "slack": FormatEntry("ripplecli.formats.slack:FORMAT", "the workspace export (zip or folder)"),
         "discord": FormatEntry("ripplecli.formats.discord:FORMAT", "DiscordChatExporter JSON", 40),
+        "messenger": FormatEntry(
+            "ripplecli.formats.messenger:FORMAT", "a Facebook Messenger or Instagram chat's message_1.json", 20
+        ),
         "notes": FormatEntry("ripplecli.formats.notes:FORMAT", ".md / .txt you wrote, a memory per paragraph"),
         "native": FormatEntry(
             "ripplecli.formats.native:FORMAT", "ripple's own JSON (sessions of speaker + text turns)", 90

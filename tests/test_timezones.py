@@ -221,15 +221,16 @@ def test_remember_reads_yesterday_on_the_speakers_day(tmp_path: Path, fake_setti
 
 # --- older stores and exports ----------------------------------------------------------------------------------
 def _make_schema_3(store: Path) -> None:
-    """Turn a store into what ripple wrote before schema 4: no offsets."""
+    """Turn a store into what ripple wrote before schema 4: no offsets (nor schema 5's message keys)."""
     con = duckdb.connect(str(store / "ripple.duckdb"))
     con.execute("DROP INDEX sources_hash")  # DuckDB drops no column of a table an index depends on
     con.execute("DROP INDEX sources_turn")
     for table in ("sources", "memories"):
         con.execute(f"ALTER TABLE {table} DROP COLUMN said_offset")
+    con.execute("ALTER TABLE sources DROP COLUMN message_key")
     con.execute("CREATE INDEX sources_hash ON sources (content_hash)")
     con.execute("CREATE INDEX sources_turn ON sources (conversation_id, turn_id)")
-    con.execute("DELETE FROM schema_migrations WHERE version = 4")
+    con.execute("DELETE FROM schema_migrations WHERE version >= 4")
     con.close()
     stamp = store / RECALL_DIR / RECALL_STAMP  # recall arrays as that ripple saved them (format 1: no said_local)
     stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "format": 1}))
@@ -238,10 +239,12 @@ def _make_schema_3(store: Path) -> None:
 def test_a_schema_3_store_migrates_and_reads_its_times_as_before(alex_store: Path) -> None:
     _make_schema_3(alex_store)
     with Memory(alex_store, read_only=True) as memory:  # migrated by a short writable open
-        assert memory.store.schema_version() == schema.LATEST_VERSION == 4
+        assert memory.store.schema_version() == schema.LATEST_VERSION == 5
         offsets = memory.store.con.execute("SELECT DISTINCT said_offset FROM memories").fetchall()
+        unkeyed = memory.store.con.execute("SELECT count(*) FROM sources WHERE message_key IS NULL").fetchone()
         result = memory.recall("What did Alex do on 11 March 2026?", k=3)
     assert offsets == [(None,)]  # the zone was not kept: said_at is read as the wall clock, as schema 3 did
+    assert unkeyed == (0,)  # schema 5 keyed every turn
     assert result.trace.day is not None and result.trace.day.memories == 2
     stamp = json.loads((alex_store / RECALL_DIR / RECALL_STAMP).read_text())
     assert stamp["format"] == FORMAT  # rebuilt by the migration

@@ -41,7 +41,7 @@ def _summary(reports: list[IngestReport]) -> Table:
     table = rows_table("ingest summary")
     table.caption = (
         "turns: new source turns · dupes: turns already stored · skip: messages left out (tool calls, media, "
-        "system lines) · fails: model fallbacks · s: seconds"
+        "system lines, other branches; why: below) · fails: model fallbacks · s: seconds"
     )
     table.add_column("file", overflow="fold", ratio=1)
     for column in ("chats", "turns", "dupes", "skip", "memories", "edges", "fails", "s"):
@@ -87,6 +87,14 @@ def _names(paths: list[str]) -> str:
     """The first few names, then how many more."""
     shown = ", ".join(paths[:LISTED_NAMES])
     return shown + (f" and {len(paths) - LISTED_NAMES} more" if len(paths) > LISTED_NAMES else "")
+
+
+def skipped_line(report: IngestReport) -> str | None:
+    """What a file's reader left out, by reason: `chat.txt: left out 5 messages: system line 2, media 1, …`."""
+    if not report.skipped:
+        return None
+    reasons = ", ".join(f"{reason} {count}" for reason, count in report.skipped_by_reason.items())
+    return f"{Path(report.file).name}: left out {counted(report.skipped, 'message')}: {reasons}"
 
 
 def _edited_line(edited: int) -> str:
@@ -189,13 +197,14 @@ def ingest(
 ) -> None:
     """Read chat histories and exports into memories, cues and the memory graph.
 
-    Re-ingesting a file is a no-op, and a newer export of the same chats adds only the messages that are new.
+    Re-ingesting a file is a no-op, and a newer export adds only its new messages, whatever the file is called.
     A .zip or an export folder is read as it comes; the README's "Chat formats" section says how to get each export.
 
-    In a zip or folder every .json, .txt and .md file in a known format is read:
-    a .md or .txt that is no WhatsApp chat as notes (so `ripple ingest .` takes
-    a README too). Hidden files, media and other files are passed over; the
-    ingest lists what it read, as what, and what it passed over.
+    In a zip or folder every .json, .txt and .md file in a known format is read
+    (a Slack export in it as a whole, the files beside it one by one): a .md or
+    .txt that is no WhatsApp chat as notes (so `ripple ingest .` takes a README
+    too). Hidden files, media and other files are passed over; the ingest lists
+    what it read, as what, what it passed over, and why messages were left out.
 
     \b
     {formats}
@@ -252,7 +261,10 @@ def ingest(
     else:
         console.print(_summary(reports))
     for path, reading in readings:
-        for line in bundle_lines(path.name or str(path), reading.members):
+        for line in [*bundle_lines(path.name or str(path), reading.members), *reading.warnings]:
+            err_console.print(printable(line), markup=False, soft_wrap=True)
+    for report in reports:
+        if line := skipped_line(report):
             err_console.print(printable(line), markup=False, soft_wrap=True)
     if hint:
         err_console.print(hint, markup=False, soft_wrap=True)

@@ -3,15 +3,17 @@
 The file has `guild`, `channel` and `messages`, each message an `id`, a `type` (`Default` and `Reply` are
 what people wrote; joins, pins, calls and the like are skipped), an ISO `timestamp` with the exporter's offset,
 `content` and an `author` (`name`, `nickname`). The exporter does not say who exported: `me` names the owner
-among the channel's people, by nickname or user name.
+among the channel's people, by nickname or user name. A message written twice (a repeated id) or that cannot be
+read is skipped and counted.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from ripplecli.formats.days import Dated, by_day, zoned_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Tolerant, Unique, keyed, located, quote
 from ripplecli.model import Conversation, Turn, wall_clock
 from ripplecli.owner import name_key
 
@@ -33,28 +35,36 @@ def parse_discord(data: object, source: str) -> list[Conversation]:
         return [replace(chat, owner_by_name=True, aliases=_aliases(root.at("messages")))]
 
 
-def _messages(messages: Node) -> tuple[list[Dated], int]:
-    """Messages people wrote, with text; the rest counted as skipped."""
+def _messages(messages: Node) -> tuple[list[Dated], dict[str, int]]:
+    """Messages people wrote, with text; the rest, and messages that cannot be read (a repeated id), counted by
+    reason as skipped (the file is refused when most cannot be read)."""
     ids = Unique("message id")
-    dated, skipped = [], 0
+    tolerant = Tolerant()
+    dated: list[Dated] = []
+    skipped: Counter[str] = Counter()
     for message in messages.items():
-        kind = message.get("type")
-        content = message.get("content")
-        text = content.string() if content is not None else ""
-        if (kind.string() if kind is not None else "") not in SPOKEN or not text:
-            skipped += 1
-            continue
-        turn_id = ids.claim(message.at("id").scalar(), message.keys)
-        stamp = message.at("timestamp")
-        parsed = zoned_iso(stamp.text())
-        if parsed is None:
-            raise stamp.fail(f'is not an ISO 8601 time like "2024-01-15T10:30:00+00:00": {quote(stamp.string())}')
-        author = message.at("author")
-        nickname = author.get("nickname")
-        speaker = (nickname.string() if nickname is not None else "") or author.at("name").text()
-        said_at, offset = parsed
-        dated.append(Dated(Turn(turn_id, speaker, text, said_at, "", offset), wall_clock(said_at, offset)))
-    return dated, skipped
+        with tolerant.message(message, skipped):
+            kind = message.get("type")
+            content = message.get("content")
+            text = content.string() if content is not None else ""
+            if (kind.string() if kind is not None else "") not in SPOKEN:
+                skipped["system message"] += 1  # joins, pins, calls, renames
+                continue
+            if not text:
+                skipped["no text"] += 1  # an attachment, embed or sticker only
+                continue
+            turn_id = ids.claim(message.at("id").scalar(), message.keys)
+            stamp = message.at("timestamp")
+            parsed = zoned_iso(stamp.text())
+            if parsed is None:
+                raise stamp.fail(f'is not an ISO 8601 time like "2024-01-15T10:30:00+00:00": {quote(stamp.string())}')
+            author = message.at("author")
+            nickname = author.get("nickname")
+            speaker = (nickname.string() if nickname is not None else "") or author.at("name").text()
+            said_at, offset = parsed
+            dated.append(Dated(Turn(turn_id, speaker, text, said_at, "", offset), wall_clock(said_at, offset)))
+    tolerant.check()
+    return dated, dict(skipped)
 
 
 def _aliases(messages: Node) -> dict[str, str]:
@@ -71,4 +81,9 @@ def _aliases(messages: Node) -> dict[str, str]:
 
 
 # DiscordChatExporter channels: recognised by "guild"
-FORMAT = ChatFormat(parse_discord, keyed("guild"), label="a DiscordChatExporter file")
+FORMAT = ChatFormat(
+    parse_discord,
+    keyed("guild"),
+    label="a DiscordChatExporter file",
+    hints=frozenset({"guild", "channel", "messages", "messages[].id", "messages[].timestamp", "messages[].author"}),
+)

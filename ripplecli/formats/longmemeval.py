@@ -16,7 +16,7 @@ def parse_longmemeval(data: object, source: str) -> list[Conversation]:
     """Read a LongMemEval file (a list of entries, or one); each entry's haystack becomes one conversation."""
     with located(source):
         return [
-            Conversation(conversation_id, _sessions(entry))
+            Conversation(conversation_id, _sessions(entry), named_by_file=entry.get("question_id") is None)
             for entry, conversation_id in records(data, source, ("question_id",), "question_id")
         ]
 
@@ -80,4 +80,9 @@ def parse_longmemeval_date(node: Node) -> datetime:
 
 
 # LongMemEval entries: recognised by "haystack_sessions"
-FORMAT = ChatFormat(parse_longmemeval, keyed("haystack_sessions"), label="a LongMemEval file")
+FORMAT = ChatFormat(
+    parse_longmemeval,
+    keyed("haystack_sessions"),
+    label="a LongMemEval file",
+    hints=frozenset({"question_id", "question", "answer", "haystack_sessions", "haystack_dates"}),
+)

@@ -56,7 +56,8 @@ def _conversation(document: Node, conversation_id: str) -> Conversation:
         session_ids.claim(session.session_id, node.keys)
         sessions.append(session)
     title = document.get("title")
-    return Conversation(conversation_id, sessions, title.text() if title else None)
+    named_by_file = document.get("conversation_id") is None
+    return Conversation(conversation_id, sessions, title.text() if title else None, named_by_file=named_by_file)
 
 
 def _session(node: Node, number: int, turn_ids: Unique) -> Session:
@@ -109,4 +110,9 @@ def parse_iso(node: Node) -> tuple[datetime, timedelta | None]:
 
 
 # ripple's own JSON: recognised by "sessions"
-FORMAT = ChatFormat(parse_native, keyed("sessions"), label="ripple's native JSON")
+FORMAT = ChatFormat(
+    parse_native,
+    keyed("sessions"),
+    label="ripple's native JSON",
+    hints=frozenset({"sessions", "sessions[].turns"}),
+)

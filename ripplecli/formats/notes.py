@@ -43,7 +43,8 @@ def parse_notes(doc: TextDoc, source: str) -> list[Conversation]:
     if not turns:
         raise InputError(f"{source}: holds no paragraphs of text")
     title = fields.get("title", "").strip("\"' ") or _first_heading(body) or doc.stem
-    return [Conversation(f"note-{doc.name}", [Session("note", date, turns, offset)], title)]
+    session = Session("note", date, turns, offset)
+    return [Conversation(f"note-{doc.name}", [session], title, named_by_file=True, keyed_by_text=True)]
 
 
 def _front_matter(text: str) -> tuple[dict[str, str], str]:

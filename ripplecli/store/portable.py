@@ -215,6 +215,7 @@ def import_records(store: Store, header: dict[str, Any], records: dict[str, list
         insert_columns(store.con, "vectors", {"memory_id": [m["memory_id"] for m in memories], "vector": vectors})
         if header["schema_version"] < SAID_AT_SINCE:
             store.con.execute(schema.SAID_AT_BACKFILL)
+        schema.fill_message_keys(store.con)  # derived from the turns, so not in the export
 
 
 def _vectors(records: dict[str, list[dict]], encode: Encode) -> list[list[float]]:

@@ -182,16 +182,26 @@ def turn_hashes(store: Store, conversation_id: str) -> dict[str, str]:
     return dict(rows.fetchall())
 
 
-def conversations_holding(store: Store, prefix: str, turn_ids: Sequence[str]) -> list[tuple[str, int]]:
-    """Stored conversations whose id is `prefix` and one more dash-free part, with how many of `turn_ids` each
-    holds (those holding none are left out), most first."""
+def message_keys(store: Store, conversation_id: str) -> set[int]:
+    """The message keys of one conversation's stored turns."""
     rows = store.con.execute(
-        "SELECT conversation_id, count(*) FROM sources WHERE starts_with(conversation_id, ?) "
-        "AND NOT contains(substr(conversation_id, ?), '-') AND turn_id IN (SELECT unnest(?::VARCHAR[])) "
-        "GROUP BY conversation_id ORDER BY count(*) DESC, conversation_id",
-        [prefix, len(prefix) + 1, list(turn_ids)],
+        "SELECT message_key FROM sources WHERE conversation_id = ? AND message_key IS NOT NULL", [conversation_id]
     )
-    return [(conversation_id, int(count)) for conversation_id, count in rows.fetchall()]
+    return {int(key) for (key,) in rows.fetchall()}
+
+
+def message_holders(store: Store, keys: Sequence[int]) -> dict[int, set[str]]:
+    """Of these message keys, those stored, each with the conversations that hold it: one probe for a whole file."""
+    if not keys:
+        return {}
+    rows = store.con.execute(
+        "SELECT DISTINCT message_key, conversation_id FROM sources WHERE message_key IN (SELECT unnest(?::BIGINT[]))",
+        [list(keys)],
+    )
+    holders: dict[int, set[str]] = {}
+    for key, conversation_id in rows.fetchall():
+        holders.setdefault(int(key), set()).add(conversation_id)
+    return holders
 
 
 def turn_ids(store: Store, conversation_id: str) -> set[str]:

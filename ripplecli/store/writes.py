@@ -68,6 +68,7 @@ class StoreWrites:
                 "said_at": [p.said_at for p in turns],
                 "said_offset": [p.said_offset for p in turns],
                 "role": [p.turn.role for p in turns],
+                "message_key": [p.message_key for p in turns],
             },
         )
         return ids
