@@ -264,6 +264,9 @@ def _answer_tables(metrics: dict[str, Any], groups: Sequence[str]) -> list[str]:
     lines += kind_table(
         metrics, groups, "Answer token F1 / containment (answerable, not preference)", ("f1", "contains")
     )
+    lines += kind_table(
+        metrics, groups, "Abstention on `_abs` / false abstention (answerable)", ("abstention", "false_abstention")
+    )
     header = ["rubric share / right", "abstention (_abs)", "false abstention", "answer p50 / p95 ms", "first words p50"]
     header.append("tokens in / out")
     lines += ["## Answer costs and the other scores", "", _row(["mode", *header]), "|---" * (len(header) + 1) + "|"]
