@@ -15,6 +15,7 @@ from conftest import use_fake_extractor
 
 from ripplecli.api import Memory
 from ripplecli.store.db import Store
+from ripplecli.store.seals import read_sealed, sealed_json
 
 REPO = Path(__file__).resolve().parent.parent
 READ_COMMANDS = [
@@ -50,7 +51,8 @@ def test_a_rerun_heals_indexes_a_killed_run_committed_past(tmp_path, fake_settin
     with new_memory(tmp_path / "store", fake_settings) as memory:
         memory.ingest(chat)
     for sidecar in (tmp_path / "store" / "lexical" / "ripple.json", tmp_path / "store" / "vectors.hnsw.meta.json"):
-        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "version": 0}))
+        saved, _ = read_sealed(sidecar)  # as a killed run leaves them: sealed, from the version before its commit
+        sidecar.write_text(sealed_json({**saved, "version": 0}))
     stale = json.loads(run("doctor", "--json", "--store", str(tmp_path / "store")).stdout)
     assert {c["check"] for c in stale["checks"] if c["status"] == "stale"} == {"vector index", "lexical index"}
     rerun = run("ingest", str(chat), "--store", str(tmp_path / "store"), "--json")
