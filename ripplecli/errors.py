@@ -79,6 +79,8 @@ def _disk_full(what: str) -> DiskFullError:
 def _database_step(message: str) -> str:
     """What DuckDB was doing, from its message."""
     lowered = message.lower()
+    if "compact" in lowered:  # Store.compact's fresh copy, which forget writes to scrub deleted text
+        return "rewriting the database file"
     if "checkpoint" in lowered:
         return "checkpointing the database"
     if "commit" in lowered or ".wal" in lowered:

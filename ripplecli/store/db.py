@@ -198,21 +198,33 @@ class Store:
     def con(self, con: DuckDBPyConnection) -> None:
         self._con = con
 
-    def close(self) -> None:
+    def close(self, failing: bool = False) -> None:
         """Close the connection (again: nothing to do). A writer first makes sure the derived indexes match what is
-        committed, then, its connection closed, stamps the snapshot the next asks read instead of the database."""
+        committed, then, its connection closed, stamps the snapshot the next asks read instead of the database.
+
+        `failing`: a failure is on its way (a full disk, say), and it is what the command reports: closing does what
+        it can, and what fails meanwhile is left to the next writer, not raised over it."""
+        try:
+            self._close_writing()
+        except Exception as exc:
+            self._close_connection(quietly=True)
+            if not failing:
+                raise
+            log.debug("closing after a failure: %s", exc)
+        except BaseException:
+            self._close_connection(quietly=True)
+            raise
+
+    def _close_writing(self) -> None:
+        """close()'s work: heal, close the connection, stamp the snapshot."""
         from ripplecli.store import snapshot
 
         if self.closed:
             return
         facts = None
-        try:
-            if not self.read_only:
-                self._heal_derived_indexes()
-                facts = snapshot.facts(self)
-        except BaseException:
-            self._close_connection(quietly=True)  # the failure (a full disk, say) is what the command reports
-            raise
+        if not self.read_only:
+            self._heal_derived_indexes()
+            facts = snapshot.facts(self)
         self._close_connection()
         if facts is not None:
             protect(self.path)
@@ -298,8 +310,13 @@ class Store:
             if clear_meta is not None:
                 self.con.execute("DELETE FROM ripple_compact.meta WHERE key = ?", [clear_meta])
             self.con.execute("CHECKPOINT ripple_compact")
-        finally:
-            self.con.execute("DETACH ripple_compact")
+        except BaseException:
+            with suppress(Exception):
+                self.con.execute("DETACH ripple_compact")
+            for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):  # a full disk gets its space back now
+                leftover.unlink(missing_ok=True)
+            raise
+        self.con.execute("DETACH ripple_compact")
         self.con.close()  # checkpoints: no WAL of the old file survives to be replayed onto the new one
         os.chmod(fresh, 0o600)
         os.replace(fresh, db_path)

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ripplecli.files import replace_atomically
+from ripplecli.files import replacing
 from ripplecli.store import seals
 from ripplecli.store.seals import read_sealed, seal_file, sealed_json
 
@@ -96,11 +96,12 @@ def build_links(path: Path) -> None:
     labels = records[:, label_at : label_at + 8].copy().view(np.uint64)[:, 0].astype(np.int64)
     order = np.argsort(labels, kind="stable")
     table = np.stack([offsets, labels[order], order.astype(np.int64)])
-    links = path.with_name(path.name + LINKS_SUFFIX)
-    replace_atomically(links, lambda temp: np.save(temp.open("wb"), table))
     info = path.stat()
-    stamp = {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "links": seal_file(links)}
-    replace_atomically(path.with_name(path.name + STAMP_SUFFIX), lambda temp: temp.write_text(sealed_json(stamp)))
+    with replacing(path.with_name(path.name + LINKS_SUFFIX), path.with_name(path.name + STAMP_SUFFIX)) as temps:
+        with temps[0].open("wb") as out:
+            np.save(out, table)
+        stamp = {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "links": seal_file(temps[0])}
+        temps[1].write_text(sealed_json(stamp))
 
 
 def links_stamp(path: Path) -> dict | None:

@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ripplecli.errors import DISK_FULL_CODES
 from ripplecli.files import replace_atomically
 from ripplecli.store.seals import DamagedFile, read_sealed, sealed_json
 
@@ -144,7 +145,9 @@ def stamp(folder: Path, db_file: Path, recorded: dict[str, Any]) -> None:
     ready = {**recorded, "files": _identities(db_file)}
     try:
         replace_atomically(folder / READY_FILE, lambda temp: temp.write_text(sealed_json(ready), encoding="utf-8"))
-    except OSError as exc:  # a read-only folder: asks open the database
+    except OSError as exc:  # a read-only folder: asks open the database (a full disk is said, as everywhere)
+        if exc.errno in DISK_FULL_CODES:
+            raise
         log.debug("could not write %s: %s", folder / READY_FILE, exc)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ripplecli.files import replace_atomically
+from ripplecli.files import replacing
 from ripplecli.protocols import Hits
 from ripplecli.store import seals
 from ripplecli.store.hnsw_map import (
@@ -224,13 +224,14 @@ class HnswIndex(_SavedIndex):
         self.add(ids, vectors)
 
     def save(self, version: int) -> None:
-        """Write the index, then its sidecar with the index file's seal, each via a temp file and os.replace so
-        readers never see half."""
+        """Write the index and its sidecar (with the index file's seal) into temp files, then move both into place:
+        readers never see half, and a failure while writing (a full disk) leaves the saved pair as it was."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        seal = replace_atomically(self.path, self._write_whole)
         meta = {"count": self.count, "version": version, "dim": self.dim, "deleted": sorted(self._deleted)}
-        replace_atomically(_meta_path(self.path), lambda temp: temp.write_text(sealed_json({**meta, "file": seal})))
-        self._meta = {**meta, "file": seal}
+        with replacing(self.path, _meta_path(self.path)) as (index_temp, meta_temp):  # both written, then both moved
+            meta["file"] = self._write_whole(index_temp)
+            meta_temp.write_text(sealed_json(meta))
+        self._meta = meta
         ensure_links(self.path)
 
     def _write_whole(self, temp: Path) -> dict:
