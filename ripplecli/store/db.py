@@ -96,6 +96,12 @@ def _connect(db_path: Path, read_only: bool) -> DuckDBPyConnection:
         raise StoreBusyError(f"store {db_path.parent} is in use by {holder}") from None
 
 
+def open_database(db_path: Path) -> DuckDBPyConnection:
+    """A bare read-only connection to a store's database file, without its schema check or snapshot: what a salvage
+    of a damaged file reads through (raises DamagedStoreError when DuckDB cannot open it at all)."""
+    return _connect(db_path, True)
+
+
 def _create_database(db_path: Path) -> None:
     """Migrate a new database under a temp name, then link it in: a kill never leaves a half-built schema."""
     temp = db_path.with_name(f".{db_path.name}.{os.getpid()}.tmp")

@@ -289,7 +289,9 @@ CHECKS: dict[str, Callable[[Store], Finding]] = {
 
 
 def diagnose(store: Store) -> list[Finding]:
-    """Run every check (one that cannot read the damaged database reports that, and the others still run)."""
+    """Run every check (one that cannot read the damaged database reports that, and the others still run). A file
+    DuckDB cannot open at all raises DamagedStoreError here, and is the whole report (`unopenable`)."""
+    store.con.execute("SELECT 1")  # a store opened on its snapshot connects now
     return [_checked(name, check, store) for name, check in CHECKS.items()]
 
 
@@ -303,7 +305,7 @@ def _checked(name: str, check: Callable[[Store], Finding], store: Store) -> Find
         return Finding(name, PROBLEM, "not checked: the rows it reads are in a damaged part of the database file")
 
 
-def unopenable(path: Path, failure: DamagedStoreError) -> dict[str, object]:
+def unopenable(path: Path, failure: Exception) -> dict[str, object]:
     """The report on a store whose database file DuckDB cannot open at all (`ripple doctor --json`'s shape)."""
     finding = Finding("database file", PROBLEM, str(failure))
     return {**summary([finding]), "repaired": [], "store": str(path)}
