@@ -131,13 +131,14 @@ def doctor(
     as_json: JsonOption = False,
 ) -> None:
     """Check the store's integrity; exit 1 when a problem is found (stale derived indexes are not problems)."""
-    from ripplecli.errors import DamagedStoreError
+    from ripplecli.errors import DamagedStoreError, known_failure
 
     try:
         with open_memory(store, read_only=not repair, create=False) as memory:
             report = memory.doctor(repair=repair)
-    except DamagedStoreError as failure:  # DuckDB cannot open the file at all: that is the report
-        if repair:
+    except Exception as exc:  # DuckDB cannot open the file, or read its meta, at all: that is the report
+        failure = known_failure(exc)
+        if repair or not isinstance(failure, DamagedStoreError):
             raise
         from ripplecli.own_data import unopenable_report
 
