@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 
 
@@ -45,7 +46,7 @@ class DamagedStoreError(StoreError):
     """The database file fails DuckDB's own checks (a checksum, a cut file): its rows cannot all be read."""
 
 
-DISK_FULL_CODES = (28, 122)  # ENOSPC; EDQUOT (Linux)
+DISK_FULL_CODES = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))  # no disk quotas on some systems
 DISK_FULL_WORDS = ("No space left on device", "Disk quota exceeded")
 DAMAGE_WORDS = ("Corrupt database file", "not a valid DuckDB database file", "Could not read enough bytes")
 _TEMP_PART = re.compile(r"^\.(.+)\.[^.]+\.tmp$")  # files.replace_atomically's and replace_folder's temp names
@@ -73,6 +74,7 @@ def known_failure(exc: BaseException) -> RippleError | None:
 
 
 def _disk_full(what: str) -> DiskFullError:
+    """The one line for a full disk: what was being written, and that running the same command again finishes."""
     return DiskFullError(f"disk full while {what}; nothing was lost; free space and run the same command again")
 
 

@@ -142,6 +142,31 @@ def test_a_writer_rebuilds_a_damaged_file_it_did_not_otherwise_touch(copy, caplo
     assert code == 0 and {status for status, _ in checks.values()} == {"ok"}, checks
 
 
+def _as_an_older_ripple_wrote_it(path: Path, drop: tuple[str, ...], **changes) -> None:
+    """A sidecar without its seal (and the checksums it records), as ripple wrote them before issue 31."""
+    document, _ = seals.read_sealed(path)
+    path.write_text(json.dumps({**{k: v for k, v in document.items() if k not in drop}, **changes}))
+
+
+def test_a_store_an_older_ripple_saved_is_read_as_before_and_sealed_by_the_next_writer(copy, expected, caplog):
+    _as_an_older_ripple_wrote_it(copy / "vectors.hnsw.meta.json", ("file",))
+    _as_an_older_ripple_wrote_it(copy / "vectors.hnsw.links.json", ("links",))
+    _as_an_older_ripple_wrote_it(copy / "lexical" / "ripple.json", ("files",))
+    _as_an_older_ripple_wrote_it(copy / "recall" / "recall.json", ("files",), format=1)
+    _as_an_older_ripple_wrote_it(copy / "recall" / "ready.json", (), format=1)
+    with caplog.at_level(logging.WARNING, logger="ripplecli"):
+        assert evidence(copy) == expected
+    assert "damaged" not in caplog.text
+    code, checks = doctor(copy)
+    stale = {name for name, (status, _) in checks.items() if status == "stale"}
+    assert code == 0 and stale == {"vector index", "lexical index", "recall arrays", "snapshot"}, checks
+    assert "older ripple" in checks["vector index"][1] and "older ripple" in checks["lexical index"][1]
+    Store.open(copy, create=False).close()
+    code, checks = doctor(copy)
+    assert code == 0 and {status for status, _ in checks.values()} == {"ok"}, checks
+    assert seals.read_sealed(copy / "vectors.hnsw.links.json")[1] and evidence(copy) == expected
+
+
 def test_a_whole_check_finds_a_flip_the_open_budget_skips(tmp_path, monkeypatch):
     monkeypatch.setattr(seals, "CHUNK", 16)
     monkeypatch.setattr(seals, "OPEN_CHECK_BYTES", 64)
