@@ -7,6 +7,8 @@ import logging
 import os
 import re
 import shutil
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -224,3 +226,15 @@ def test_the_vector_index_check_reads_every_chunk(copy, monkeypatch):
     damage(copy / VECTOR_FILE, "flip middle")
     code, checks = doctor(copy)
     assert code == 1 and checks["vector index"][0] == "problem" and "checksum mismatch" in checks["vector index"][1]
+
+
+def test_checking_the_snapshot_s_seals_imports_no_numpy(copy):
+    """A command that shows one memory reads the snapshot and needs no numpy: checking seals must not load it."""
+    Store.open(copy, create=False).close()  # the copy's own snapshot (a snapshot names the file by inode)
+    code = (
+        "import sys\nfrom ripplecli.store.db import Store\n"
+        f"store = Store.open({str(copy)!r}, create=False, read_only=True)\n"
+        "print(store.snapshot is not None, 'numpy' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]

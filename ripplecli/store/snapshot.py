@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ripplecli.errors import DISK_FULL_CODES
 from ripplecli.files import replace_atomically
+from ripplecli.store.layout import RECALL_STAMP
 from ripplecli.store.seals import DamagedFile, read_sealed, sealed_json
 
 if TYPE_CHECKING:
@@ -67,14 +68,13 @@ class Snapshot:
         """The snapshot in `folder` (the store's recall folder) when it still describes `db_file` and no writer holds
         that file; else None, and the caller opens the database. Raises DamagedFile when its stamp or the arrays'
         fails its seal."""
-        from ripplecli.store.recall_arrays import read_stamp
-
         ready = read_ready(folder)
         if ready is None or ready.get("format") != FORMAT or ready.get("schema") != schema:
             return None
         if ready.get("files") != _identities(db_file) or _writer_holds(db_file) is not False:
             return None
-        arrays = read_stamp(folder) or {}
+        arrays, sealed = read_sealed(folder / RECALL_STAMP)  # read here: recall_arrays would import numpy
+        arrays = arrays if sealed and arrays else {}
         try:
             if arrays.get("version") != _memories_version(ready["meta"]):  # replaced since the stamp was read
                 return None

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ripplecli.errors import DISK_FULL_CODES
 from ripplecli.files import replacing
 from ripplecli.protocols import Hits
 from ripplecli.store import seals
@@ -267,7 +268,8 @@ def saved_meta(path: Path, dim: int, whole: bool = False) -> dict | None:
 def ensure_links(path: Path) -> DamagedFile | None:
     """Write the mapped search's sidecar for the saved index at `path` when it is missing, stale or damaged and the
     installed hnswlib is one the mapped search repeats (else no reader would use it); best effort (without it,
-    readers load the index whole, as before). Returns the damage it wrote over, if any."""
+    readers load the index whole, as before; a full disk is raised all the same). Returns the damage it wrote over,
+    if any."""
     damage = None
     try:
         if not path.is_file() or not search_is_hnswlibs():
@@ -280,7 +282,10 @@ def ensure_links(path: Path) -> DamagedFile | None:
             damage, stamp = found, None
         if stamp is None:
             build_links(path)
-    except (OSError, ValueError):
+    except OSError as exc:
+        if exc.errno in DISK_FULL_CODES:  # said, as every full disk is (readers load the index whole meanwhile)
+            raise
+    except ValueError:
         pass
     return damage
 
