@@ -393,7 +393,7 @@ def corrupt_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
         "database_restored_by_repair": sum(r["restored"] for r in database),
         "database_salvaged": len(salvaged),
         "salvage_imported": sum(s.get("import_exit") == 0 for s in salvaged),
-        "salvage_complete": sum(s.get("import_exit") == 0 and s.get("imported_doctor") == 0 for s in salvaged),
+        "salvage_doctor_ok": sum(s.get("import_exit") == 0 and s.get("imported_doctor") == 0 for s in salvaged),
         "salvage_unopenable": sum(s["exit"] != 0 for s in salvaged),
         "salvage_tracebacks": sum(s["traceback"] for s in salvaged),
     }
@@ -421,7 +421,7 @@ def run_corrupt_mode(args) -> int:
         f"repair restored {summary['derived_restored']}/{summary['derived_cases']} derived-file cases and "
         f"{summary['database_restored_by_repair']}/{summary['database_cases']} database cases; of the "
         f"{summary['database_salvaged']} others, {summary['salvage_imported']} salvaged into a new store "
-        f"({summary['salvage_complete']} with nothing lost), {summary['salvage_unopenable']} not openable at all",
+        f"(doctor all ok on {summary['salvage_doctor_ok']}), {summary['salvage_unopenable']} not openable at all",
         file=sys.stderr,
     )
     return 0 if corrupt_passed(summary) else 1

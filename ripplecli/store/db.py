@@ -310,8 +310,8 @@ class Store:
         self.con.execute("CHECKPOINT")
         name = self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
         quoted = str(fresh).replace("'", "''")
-        self.con.execute(f"ATTACH '{quoted}' AS ripple_compact")
         try:
+            self.con.execute(f"ATTACH '{quoted}' AS ripple_compact")
             self.con.execute(f'COPY FROM DATABASE "{name}" TO ripple_compact')
             if clear_meta is not None:
                 self.con.execute("DELETE FROM ripple_compact.meta WHERE key = ?", [clear_meta])

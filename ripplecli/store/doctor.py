@@ -400,15 +400,13 @@ def repair(store: Store) -> list[str]:
 
 
 def _rebuild_damaged_indexes(store: Store) -> list[str]:
-    """Rewrite the database file from its rows, so every index is built afresh: a damaged index node that no lookup
-    reaches (a writer's insert would) is rebuilt too. Damaged rows cannot be rebuilt: the repair then stops at the
-    first it meets, saying so in one line."""
+    """When an index is damaged but every row reads, rewrite the database file from its rows: the copy builds every
+    index afresh. Damaged rows cannot be rebuilt: the repair then stops at the first it meets, saying so in one
+    line. (Only then: the copy needs as much free space as the file.)"""
     damage = database_damage(store)
-    if damage.tables:
+    if damage.tables or not damage.indexes:
         return []
     store.compact()
-    if not damage.indexes:
-        return []
     return [f"rewrote the database file, rebuilding its damaged {counted(len(damage.indexes), 'index', 'indexes')} "
             f"({', '.join(damage.indexes)}) from the rows"]  # fmt: skip
 
