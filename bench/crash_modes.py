@@ -90,10 +90,8 @@ def folder_bytes(folder: Path) -> int:
 
 def free_points(rng: random.Random, points: int, most: int) -> list[int]:
     """Free-space amounts from none to `most`: 0, then spread evenly on a log scale from 4 KiB, each jittered."""
-    if points <= 1:
-        return [0]
-    low, high = 4096, max(most, 8192)
-    return [0] + [int(low * (high / low) ** (i / (points - 2)) * rng.uniform(0.8, 1.25)) for i in range(points - 1)]
+    low, high, spread = 4096, max(most, 8192), max(points - 2, 1)
+    return [0] + [int(low * (high / low) ** (i / spread) * rng.uniform(0.8, 1.25)) for i in range(points - 1)]
 
 
 def disk_full_setup(args, home: Path) -> dict[str, Any]:
