@@ -67,15 +67,15 @@ class Memory(OwnYourData):
         self._recaller: Recaller | None = None
         self._llm: LLM | None = None
 
-    def close(self) -> None:
-        """Release the store (and its lock)."""
-        self.store.close()
+    def close(self, failing: bool = False) -> None:
+        """Release the store (and its lock); `failing`: a failure is on its way, and nothing raised here hides it."""
+        self.store.close(failing)
 
     def __enter__(self) -> Memory:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        self.close(failing=kind is not None)
 
     # --- configuration ------------------------------------------------------------------------
     def configure(self, settings: Settings) -> None:

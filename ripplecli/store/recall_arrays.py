@@ -13,7 +13,6 @@ DuckDB as before. Every read here answers exactly what its SQL twin in `lookups.
 
 from __future__ import annotations
 
-import json
 import logging
 import mmap
 from collections.abc import Iterable, Sequence
@@ -22,17 +21,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ripplecli.files import private_file, read_json_object, replace_folder, write_private_text
+from ripplecli.files import private_file, replace_folder, write_private_text
 from ripplecli.store.layout import RECALL_STAMP
 from ripplecli.store.reads import CUE_COLUMNS, SourceRow
 from ripplecli.store.schema import SAID_WALL_CLOCK
+from ripplecli.store.seals import check_folder, read_sealed, seal_folder, sealed_json
 
 log = logging.getLogger(__name__)
 
 META_FILE = RECALL_STAMP  # the stamp and where each array lies in the data file
 DATA_FILE = "recall.bin"  # every array, one after the other
 ALIGN = 8
-FORMAT = 3  # 2: said_local, when each memory was said on the clock where it was said; 3: said offsets
+# 2: said_local (said on the clock where it was said); 3: said offsets; 4: the stamp seals itself and the data
+# file (store/seals.py)
+FORMAT = 4
 EPOCH = datetime(1970, 1, 1)
 NO_TIME = np.iinfo(np.int64).min  # a NULL timestamp
 NO_OFFSET = np.iinfo(np.int32).min  # a NULL said_offset (the zone is unknown)
@@ -146,7 +148,7 @@ def _write(store, staging: Path) -> None:
             out.write(np.ascontiguousarray(array).tobytes())
         size = out.tell()
     stamp = {"format": FORMAT, "version": store.version("memories"), "count": len(ids), "size": size}
-    write_private_text(staging / META_FILE, json.dumps({**stamp, "arrays": layout}))
+    write_private_text(staging / META_FILE, sealed_json({**stamp, "arrays": layout, "files": seal_folder(staging)}))
 
 
 def _us(column: str) -> str:
@@ -269,6 +271,13 @@ def _put_sources(arrays: dict[str, np.ndarray], con, ids: np.ndarray) -> None:
     arrays["memory_sources_offsets"], arrays["memory_sources"] = _groups(rows[known], held[known], len(ids))
 
 
+def read_stamp(folder: Path) -> dict | None:
+    """The arrays' stamp (recall.json), its seal checked; None when absent or of an older format (no seal). Raises
+    DamagedFile when it fails its seal."""
+    stamp, sealed = read_sealed(folder / META_FILE)
+    return stamp if sealed else None
+
+
 def _view(data: mmap.mmap, kind: str, offset: int, length: int) -> np.ndarray:
     """One array of the data file, in place (numpy will not view zero items at the file's end: those are made)."""
     return np.frombuffer(data, dtype=np.dtype(kind), count=length, offset=offset) if length else np.empty(0, kind)
@@ -300,18 +309,21 @@ class RecallArrays:
                     raise ValueError(f"{self.folder}: {name} does not match what it indexes")
 
     @classmethod
-    def open(cls, folder: Path, version: int) -> RecallArrays | None:
-        """The arrays saved in `folder` when they were built from memories version `version`; else None."""
-        stamp = read_json_object(folder / META_FILE)
+    def open(cls, folder: Path, version: int, whole: bool = False) -> RecallArrays | None:
+        """The arrays saved in `folder` when they were built from memories version `version`; else None. Raises
+        DamagedFile when the stamp or the data file fails its seal (every chunk with `whole`)."""
+        stamp = read_stamp(folder)
         if stamp is None or stamp.get("version") != version:
             return None
-        return cls.mapped(folder, stamp)
+        return cls.mapped(folder, stamp, whole)
 
     @classmethod
-    def mapped(cls, folder: Path, stamp: dict) -> RecallArrays | None:
-        """The arrays `stamp` (their recall.json, already read) describes, mapped; None when they are unreadable."""
+    def mapped(cls, folder: Path, stamp: dict, whole: bool = False) -> RecallArrays | None:
+        """The arrays `stamp` (their recall.json, already read) describes, mapped; None when they are of another
+        format or unreadable. Raises DamagedFile when the data file fails its seal."""
         if stamp.get("format") != FORMAT:
             return None
+        check_folder(folder, stamp.get("files"), whole)
         try:
             return cls(folder, stamp)
         except (OSError, ValueError, KeyError, TypeError) as exc:
