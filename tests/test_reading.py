@@ -101,3 +101,16 @@ def test_auto_hands_the_day_asked_to_the_model(fake_llm):
     model = ModelProvider(True, lambda: llm)
     answer_for("auto", "How many weeks ago did Nora sign?", [signed], model, today=datetime(2023, 6, 16))
     assert "3 weeks (21 days) before today (16 June 2023)" in llm.requests[0][0][-1]["content"]
+
+
+def test_a_how_many_question_lists_the_numbers_each_memory_gives(fake_llm):
+    tomatoes = said(1, "User", "The weather was lovely. I planted 5 tomato plants in April, they grow fast.", 2, "1")
+    cucumbers = said(2, "User", "My 3 cucumber plants are doing great too!", 4, "2", "2023-05-20T10:00:00")
+    chat = said(3, "User", "Do you like tomato soup?", 6, "2", "2023-05-20T10:00:00")
+    asked = "How many tomato and cucumber plants did I plant?"
+    block = shaped_block(asked, [tomatoes, cucumbers, chat], fake_llm(), 600, None)
+    facts = block.text.split("Numbers the memories give:\n", 1)[1].splitlines()
+    assert facts == [  # the passage with the number, not the weather; a question asked in the chat is no answer
+        "- [m1] I planted 5 tomato plants in April, they grow fast.",
+        "- [m2] My 3 cucumber plants are doing great too!",
+    ]

@@ -17,7 +17,7 @@ from datetime import datetime
 from itertools import pairwise
 
 from ripplecli.answer.phrases import stem
-from ripplecli.answer.spans import exact_day, shown_date, time_span
+from ripplecli.answer.spans import NUMBER_WORDS, exact_day, shown_date, time_span
 from ripplecli.answer.typed import (
     QUESTION_WORDS,
     many,
@@ -43,6 +43,7 @@ LONG_WORDS = 70  # a turn longer than this is clipped to its passages that match
 CLIP_WORDS = 55  # what is kept of a long turn
 CONTEXT_WORDS = 30  # what is kept of the turn a short reply answers
 SESSIONS_BY = "rank"  # sessions in the order of their best memory ("rank") or of their day ("time")
+NUMBER_FACTS = 6  # passages with a number listed for a how-many question, one per memory
 DATE_FACTS = 4  # dated memories worked out as facts
 
 _PASSAGE = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
@@ -50,7 +51,9 @@ _CURRENT = re.compile(
     r"\b(?:current(?:ly)?|now|still|latest|most recent(?:ly)?|these days|any ?more|at the moment|so far|today)\b",
     re.IGNORECASE,
 )
-_AGO = re.compile(r"\bhow (?:long|many (?:days|weeks|months|years)) ago\b|\bago\b.*\?$", re.IGNORECASE)
+_AGO = re.compile(r"\bhow (?:long|many (?:days|weeks|months|years)) ago\b|\bago\?$", re.IGNORECASE)
+_TOTAL = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b", re.IGNORECASE)
+_NUMBER = re.compile(rf"[$£€]?\d[\d,.]*|\b(?:{'|'.join(NUMBER_WORDS)})\b", re.IGNORECASE)
 _BETWEEN = re.compile(
     r"\bhow (?:many (?:days|weeks|months|years)|long)\b.*\b(?:between|since|after|before|passed|until|had passed)\b"
     r"|\bwhich (?:came|happened|did \w+ do) first\b|\bfirst\b.*\bor\b",
@@ -69,6 +72,7 @@ class Asks:
     ago: bool  # counted back from today
     between: bool  # the time between two events
     listing: bool  # how many, which, a plural: one line from every session first
+    counting: bool  # how many, how much, total: the numbers the memories give are listed
     current: bool  # current, now, still, latest: newest first
 
     weights: dict[str, float] = field(default_factory=dict)  # a cue few memories carry tells passages apart
@@ -83,7 +87,9 @@ class Asks:
         ago, between = bool(_AGO.search(question)), bool(_BETWEEN.search(question))
         listing = kind == "how-many" or many(question) or bool(re.match(r"\s*(?:list|name)\b", question, re.I))
         current = bool(_CURRENT.search(question))
-        return cls(question, cues, kind == "when" or ago or between, ago, between, listing, current, weights)
+        counting = kind == "how-many" or bool(_TOTAL.search(question))
+        dates = kind == "when" or ago or between
+        return cls(question, cues, dates, ago, between, listing, counting, current, weights)
 
     def carried(self, text: str) -> float:
         """The weight of the question's cues a piece of text carries (0: none)."""
@@ -117,13 +123,24 @@ def shaped_block(question: str, evidence: list[Evidence], llm: LLM, budget: int,
         shown.append(e)
         used += cost
     groups = grouped(shown, order, asks)
-    facts = date_facts(asks, [e for group in groups for e in group], today) if asks.dates else []
-    while facts and shown[1:] and used + count_tokens(llm, "\n".join(facts)) > budget:  # facts come first
+    facts = facts_for(asks, groups, today)
+    while facts and shown[1:] and used + count_tokens(llm, facts) > budget:  # facts come first
         dropped = max(shown, key=order.index)  # the last to have earned its place
         shown.remove(dropped)
         used -= count_tokens(llm, reader_line(dropped, asks)) + 1
         groups = grouped(shown, order, asks)
+        facts = facts_for(asks, groups, today)
     return Block([e for group in groups for e in group], render(groups, facts, asks))
+
+
+def facts_for(asks: Asks, groups: list[list[Evidence]], today: datetime | None) -> str:
+    """What the rules work out for the question from the memories shown: the dates, the numbers to count with."""
+    shown = [e for group in groups for e in group]
+    sections = [
+        ("Worked out from the dates:", date_facts(asks, shown, today) if asks.dates else []),
+        ("Numbers the memories give:", number_facts(asks, shown) if asks.counting else []),
+    ]
+    return "\n\n".join(f"{head}\n" + "\n".join(lines) for head, lines in sections if lines)
 
 
 def reading_order(evidence: list[Evidence], asks: Asks, ruled: list[int] | None = None) -> list[Evidence]:
@@ -187,7 +204,7 @@ def _position(e: Evidence) -> tuple[int, int]:
     return (place[2] if place else 0, e.memory_id)
 
 
-def render(groups: list[list[Evidence]], facts: list[str], asks: Asks) -> str:
+def render(groups: list[list[Evidence]], facts: str, asks: Asks) -> str:
     """Sessions separated by a blank line, then the facts."""
     latest = _latest(groups, asks) if asks.current else None
     lines = []
@@ -195,7 +212,7 @@ def render(groups: list[list[Evidence]], facts: list[str], asks: Asks) -> str:
         said = {turn for e in group for turn in e.source_turns}
         lines.append("\n".join(reader_line(e, asks, said, latest) for e in group))
     text = "\n\n".join(lines)
-    return f"{text}\n\nWorked out from the dates:\n" + "\n".join(facts) if facts else text
+    return f"{text}\n\n{facts}" if facts else text
 
 
 def _latest(groups: list[list[Evidence]], asks: Asks) -> datetime | None:
@@ -264,6 +281,32 @@ def _said(e: Evidence) -> str:
     return f"{e.context.text} {body}" if e.context else body
 
 
+def number_facts(asks: Asks, shown: list[Evidence]) -> list[str]:
+    """For a how-many or how-much question: of each memory, the passage that best carries the question's cues and
+    states a number (dates aside), the best NUMBER_FACTS in the block's order, each number once: the model adds up
+    what it is shown."""
+    best: dict[int, tuple[float, str, frozenset[str]]] = {}
+    for e in shown:
+        stamp = session_stamp(e)
+        for passage in _PASSAGE.split(speaker_and_body(e)[1]):
+            dated = find_expression(passage, stamp)
+            numbers = frozenset(n.lower() for n in _NUMBER.findall(passage) if not dated or n not in dated[0])
+            weight = asks.carried(passage) if numbers and not passage.rstrip().endswith("?") else 0.0
+            if weight > best.get(e.memory_id, (0.0,))[0]:
+                best[e.memory_id] = (weight, passage, numbers)
+    kept: dict[int, str] = {}
+    seen: set[str] = set()
+    for memory_id, (_, passage, numbers) in sorted(best.items(), key=lambda item: -item[1][0]):
+        if numbers <= seen:
+            continue
+        seen |= numbers
+        kept[memory_id] = passage
+        if len(kept) == NUMBER_FACTS:
+            break
+    clip = CONTEXT_WORDS
+    return [f"- [m{e.memory_id}] {clipped(kept[e.memory_id], asks, clip, clip)}" for e in shown if e.memory_id in kept]
+
+
 def date_facts(asks: Asks, shown: list[Evidence], today: datetime | None) -> list[str]:
     """The days the time rules work out for the memories that carry the question's cues and state a time: the day
     each speaks of (a weekday counted from the day said, named); for "how long ago" and "between" questions also
@@ -317,11 +360,16 @@ def _span(start: datetime, end: datetime, unit: str | None) -> str:
     days = abs((end.date() - start.date()).days)
     unit = unit or ("years" if days >= 365 else "months" if days >= 60 else "weeks" if days >= 14 else "days")
     if unit == "weeks":
-        return f"{round(days / 7)} weeks ({days} days)"
+        return f"{_count(round(days / 7), 'week')} ({_count(days, 'day')})"
     if unit == "months":
         months = abs((end.year - start.year) * 12 + end.month - start.month - (end.day < start.day))
-        return f"{months} months ({days} days)"
+        return f"{_count(months, 'month')} ({_count(days, 'day')})"
     if unit == "years":
         years = abs(end.year - start.year - ((end.month, end.day) < (start.month, start.day)))
-        return f"{years} years ({days} days)"
-    return f"{days} days"
+        return f"{_count(years, 'year')} ({_count(days, 'day')})"
+    return _count(days, "day")
+
+
+def _count(number: int, unit: str) -> str:
+    """"1 week", "3 weeks"."""
+    return f"{number} {unit}{'' if number == 1 else 's'}"
