@@ -114,3 +114,13 @@ def test_a_how_many_question_lists_the_numbers_each_memory_gives(fake_llm):
         "- [m1] I planted 5 tomato plants in April, they grow fast.",
         "- [m2] My 3 cucumber plants are doing great too!",
     ]
+
+
+def test_a_photo_caption_copied_into_the_answer_is_dropped(fake_llm):
+    """LoCoMo turns carry "[image: …]" captions: the block shows them as (photo: …), and a caption the model
+    copies after its answer is no part of it."""
+    shared = said(4, "Maria", "We went camping! [image: a photo of a tent by a lake]", 1)
+    model = fake_llm("by a lake [image: a photo of a tent [m4]")
+    answer = llm_answer(model, "Where did Maria camp?", [shared], CallLog())
+    assert answer.span == "by a lake" and answer.citations == [4]
+    assert "(photo: a tent by a lake)" in model.requests[0][0][-1]["content"]

@@ -31,6 +31,7 @@ EVIDENCE_TOKENS = 350  # the compact block: best-ranked memories while they fit 
 CAP_SECONDS = 60.0  # wall clock of one answer; a model that stalls or loops is cut off and the rules answer
 MAX_ANSWER_CHARS = 400  # a plain answer longer than this is a model rambling, not an answer
 _CITATION = re.compile(r"\[m(\d+)\]")
+_PHOTO = re.compile(r"\s*[\[(](?:image|photo):[^\])]*[\])]?", re.IGNORECASE)  # a shared photo's caption, copied
 
 PLAIN_SYSTEM = """You answer a question about someone's chats from the memories given. Each memory has an id, the
 speaker, the day it was said and, in brackets, the day it speaks of when that differs.
@@ -268,7 +269,7 @@ def _fallback(question: str, evidence: list[Evidence], reason: str) -> Answer:
 
 def _cited(text: str, shown: list[Evidence]) -> Answer:
     """The plain answer's words and the citations it names, checked against what the model was shown."""
-    span = " ".join(_CITATION.sub("", text).split()).strip(" .")
+    span = " ".join(_PHOTO.sub("", _CITATION.sub("", text)).split()).strip(" .") or text.strip()
     named = [int(m) for m in _CITATION.findall(text)]
     return _checked(span, named, shown, found=not _abstains(span))
 

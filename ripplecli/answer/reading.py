@@ -59,6 +59,8 @@ _BETWEEN = re.compile(
     r"|\bwhich (?:came|happened|did \w+ do) first\b|\bfirst\b.*\bor\b",
     re.IGNORECASE,
 )
+_PHOTO = re.compile(r"\[image: (?:an? )?(?:photo(?:graph)?y? of )?([^\]]*)\]?")  # a shared photo's caption
+_CAPTION = r"(photo: \1)"  # as the block shows it: bracketed, the model copied it into its answers
 _UNIT = re.compile(r"\b(days|weeks|months|years)\b", re.IGNORECASE)
 
 
@@ -237,7 +239,7 @@ def reader_line(e: Evidence, asks: Asks, beside: set[str] | None = None, latest:
         head += " (latest)" if stamp.date() >= latest.date() else " (earlier)"
     if e.context and not _context_shown(e, beside or set()):
         head += f' (to {e.context.speaker}: "{clipped(e.context.text, asks, CONTEXT_WORDS, CONTEXT_WORDS)}")'
-    return f"{head}: {clipped(body, asks)}"
+    return f"{head}: {_PHOTO.sub(_CAPTION, clipped(body, asks))}"
 
 
 def _context_shown(e: Evidence, beside: set[str]) -> bool:
