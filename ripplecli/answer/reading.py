@@ -34,11 +34,11 @@ from ripplecli.runtime.llm import count_tokens
 from ripplecli.trace import Evidence
 
 MOST_SHOWN = 24  # memories in one block at most, whatever the budget
-ANCHORS = 3  # the best memories whose chat neighbours are read with them
-NEAR_TURNS = 2  # turns either side of an anchor that count as its neighbours
-THREAD_STEP = 0.5  # a neighbour k turns from an anchor at rank r is read as if ranked r + k·THREAD_STEP
+ANCHORS = 3  # the best memories whose answers in the chat are read with them, when they ask something
+NEAR_TURNS = 3  # turns after a question among the best that are read as its answer
+THREAD_STEP = 0.5  # a turn k after a question at rank r is read as if ranked r + k·THREAD_STEP
 RULED_AT = 0.5  # the memories the rules' answer cites are read as if ranked here (right after the best)
-CHAIN = 1  # a pulled-up neighbour ranked within ANCHORS·CHAIN pulls up its own neighbours (0: anchors only)
+CHAIN = 1  # a pulled-up turn that asks again, ranked within ANCHORS·CHAIN, pulls up its own answers (0: none)
 LONG_WORDS = 70  # a turn longer than this is clipped to its passages that match the question
 CLIP_WORDS = 55  # what is kept of a long turn
 CONTEXT_WORDS = 30  # what is kept of the turn a short reply answers
@@ -147,26 +147,25 @@ def facts_for(asks: Asks, groups: list[list[Evidence]], today: datetime | None) 
 
 def reading_order(evidence: list[Evidence], asks: Asks, ruled: list[int] | None = None) -> list[Evidence]:
     """Evidence in the order it earns a place: by rank, the memories the rules answer from (`ruled`) right after
-    the best, the best memories' chat neighbours right after them, and for a list question the best memory of
-    every session before the second of any."""
+    the best, the turns answering a question among the best right after it, and for a list question the best
+    memory of every session before the second of any."""
     priority = {e.memory_id: float(i) for i, e in enumerate(evidence)}
     for i, memory_id in enumerate(ruled or []):
         if memory_id in priority:
             priority[memory_id] = min(priority[memory_id], RULED_AT + i / 100)
     places = {e.memory_id: turn_place(e) for e in evidence}
-    waiting = [e for e in evidence if priority[e.memory_id] < ANCHORS]
-    while waiting:  # a neighbour pulled up among the anchors pulls up its own neighbours, a step further down
+    waiting = [e for e in evidence if priority[e.memory_id] < ANCHORS and _asks(e)]
+    while waiting:  # the turns answering a question among the best are read with it; one that asks again, too
         anchor = waiting.pop(0)
         at = places[anchor.memory_id]
         for e in evidence:
             there = places[e.memory_id]
-            if at is None or there is None or there[1] != at[1] or e is anchor:
+            if at is None or there is None or there[1] != at[1] or not 0 < there[2] - at[2] <= NEAR_TURNS:
                 continue
-            gap = abs(there[2] - at[2])
-            pulled = priority[anchor.memory_id] + gap * THREAD_STEP
-            if gap <= NEAR_TURNS and pulled < priority[e.memory_id]:
+            pulled = priority[anchor.memory_id] + (there[2] - at[2]) * THREAD_STEP
+            if pulled < priority[e.memory_id]:
                 priority[e.memory_id] = pulled
-                if pulled < ANCHORS * CHAIN:
+                if pulled < ANCHORS * CHAIN and _asks(e):
                     waiting.append(e)
     ranked = sorted(evidence, key=lambda e: priority[e.memory_id])
     if not asks.listing:
@@ -178,6 +177,11 @@ def reading_order(evidence: list[Evidence], asks: Asks, ruled: list[int] | None 
             firsts.append(e)
             seen.add(session)
     return [*firsts, *(e for e in ranked if e not in firsts)]
+
+
+def _asks(e: Evidence) -> bool:
+    """Whether the memory asks something (the turns after it likely answer)."""
+    return "?" in speaker_and_body(e)[1]
 
 
 def session_key(e: Evidence) -> str:
