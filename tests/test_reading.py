@@ -124,3 +124,16 @@ def test_a_photo_caption_copied_into_the_answer_is_dropped(fake_llm):
     answer = llm_answer(model, "Where did Maria camp?", [shared], CallLog())
     assert answer.span == "by a lake" and answer.citations == [4]
     assert "(photo: a tent by a lake)" in model.requests[0][0][-1]["content"]
+
+
+def test_the_block_never_outgrows_a_small_context(fake_llm):
+    """A model with a 1,024-token context (half of it for the answer) reads fewer memories, not a cut prompt."""
+    from ripplecli.answer.llm import block_prompt
+    from ripplecli.runtime.llm import prompt_budget, prompt_tokens
+
+    text = "Pottery class number {} was fun, the clay was cold and wet today. " * 2
+    many = [said(i, "Ana", text.format(i, i), i) for i in range(30)]
+    small = fake_llm()
+    small.n_ctx, small.max_tokens = 1024, 256
+    prompt, shown, budget = block_prompt(small, "What did Ana make in pottery class?", many, "shaped", None, None)
+    assert prompt_tokens(small, prompt) <= prompt_budget(small) and 1 <= len(shown) < 30 and budget < 600

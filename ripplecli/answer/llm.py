@@ -21,12 +21,22 @@ from ripplecli.answer.reading import MOST_SHOWN, shaped_block
 from ripplecli.answer.spans import shown_date, time_span
 from ripplecli.answer.typed import session_stamp, speaker_and_body, typed_answer
 from ripplecli.protocols import LLM
-from ripplecli.runtime.llm import ERROR_CHARS, CallLog, LLMCall, count_tokens, prompt_tokens, structured, with_enum
+from ripplecli.runtime.llm import (
+    ERROR_CHARS,
+    CallLog,
+    LLMCall,
+    count_tokens,
+    prompt_budget,
+    prompt_tokens,
+    structured,
+    with_enum,
+)
 from ripplecli.trace import Evidence
 
 SHOWN = 10
 MAX_CITATIONS = 5
 SHAPED_TOKENS = 600  # the shaped block's budget (reading.py)
+MIN_BLOCK = 100  # a block is never cut below this for a small context (one memory is always shown)
 EVIDENCE_TOKENS = 350  # the compact block: best-ranked memories while they fit (bench/README.md: 350 vs 200 and 600)
 CAP_SECONDS = 60.0  # wall clock of one answer; a model that stalls or loops is cut off and the rules answer
 MAX_ANSWER_CHARS = 400  # a plain answer longer than this is a model rambling, not an answer
@@ -165,17 +175,21 @@ def shaped_messages(question: str, block: str) -> list[dict[str, str]]:
 def block_prompt(
     llm: LLM, question: str, evidence: list[Evidence], block: str, budget: int | None, today: datetime | None
 ) -> tuple[list[dict[str, str]], list[Evidence], int]:
-    """The messages, the memories they show and the block's budget, the prompt's fixed prefix held in the cache."""
-    probes = {"shaped": (shaped_messages("When?", ""), shaped_messages("Who?", ""))}.get(
-        block, (plain_messages("When?", []), plain_messages("Who?", []))
+    """The messages, the memories they show and the block's budget (never past the model's context), the prompt's
+    fixed prefix held in the cache."""
+    shaped = block == "shaped"
+    probes = (
+        (shaped_messages("When?", ""), shaped_messages("Who?", ""))
+        if shaped
+        else (plain_messages("When?", []), plain_messages("Who?", []))
     )
     if hasattr(llm, "keep_prefix"):  # system prompt and example from the cache: a new process evaluates the rest
         llm.keep_prefix(probes)
-    if block == "shaped":
-        budget = budget or SHAPED_TOKENS
-        shaped = shaped_block(question, evidence, llm, budget, today)
-        return shaped_messages(question, shaped.text), shaped.shown, budget
-    budget = budget or EVIDENCE_TOKENS
+    room = prompt_budget(llm) - prompt_tokens(llm, probes[0])
+    budget = max(MIN_BLOCK, min(budget or (SHAPED_TOKENS if shaped else EVIDENCE_TOKENS), room))
+    if shaped:
+        made = shaped_block(question, evidence, llm, budget, today)
+        return shaped_messages(question, made.text), made.shown, budget
     shown = evidence_block(evidence, llm, budget)
     return plain_messages(question, shown), shown, budget
 
