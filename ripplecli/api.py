@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ripplecli.answer.base import NO_MODEL, Answer, AnswerStream, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
-from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time
+from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time, utc_offset, wall_time
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.own_data import OwnYourData, settings_of
 from ripplecli.registry import ANSWER_MODES
@@ -147,11 +147,13 @@ class Memory(OwnYourData):
         links: str | None = None,
         conversations: Sequence[Conversation] | None = None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ) -> IngestReport:
         """Ingest a chat file (or its already parsed `conversations`); a bad file raises InputError, writes nothing.
 
-        `owner`: the name the owner's turns are stored under (default: `me` in the config, else the export's own
-        name for them, e.g. "User"); the report says which name was used."""
+        `owner`: the name the owner's turns are stored under (default: `me` in the config, else `default_owner`, else
+        the export's own name for them, e.g. "User"); the report says which name was used. `owner` (or `me`) also
+        names the owner of a chat whose export does not say who it is (a group chat): the person of that name."""
         path = Path(path)
         self.load_encoder_soon()  # beside reading and checking the file
         if conversations is None:
@@ -166,6 +168,7 @@ class Memory(OwnYourData):
             progress=progress,
             links=links,
             owner=owner,
+            default_owner=default_owner,
         )
 
     def ingest_conversations(
@@ -178,8 +181,10 @@ class Memory(OwnYourData):
         progress: Progress | None = None,
         links: str | None = None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ) -> IngestReport:
-        """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE."""
+        """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE.
+        `owner` and `default_owner` as in ingest."""
         self.load_encoder_soon()
         chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
         linker = self._linker(links)
@@ -187,7 +192,7 @@ class Memory(OwnYourData):
         self._record_settings()
         from ripplecli.ingest import Ingestor
 
-        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner)
+        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner, default_owner)
         return ingestor.ingest(conversations, label, content_hash)
 
     def _linker(self, links: str | None, **params: Any):
@@ -231,12 +236,13 @@ class Memory(OwnYourData):
         taken = queries.turn_ids(self.store, conversation.strip())
         sessions: dict[str, Session] = {}
         for new in batch:
-            stamp = naive_utc(new.timestamp) if new.timestamp else datetime.now().replace(microsecond=0)
-            name = session.strip() if session else stamp.date().isoformat()
+            given = new.timestamp or datetime.now().replace(microsecond=0)  # now: the local clock, no zone
+            stamp, offset = naive_utc(given), utc_offset(given)
+            name = session.strip() if session else wall_time(given).date().isoformat()  # the day where it was said
             turn_id = next_turn_id(name, taken)
             taken.add(turn_id)
-            sessions.setdefault(name, Session(name, stamp, [])).turns.append(
-                Turn(turn_id, clean_text(new.speaker), clean_text(new.text), said_at=stamp)
+            sessions.setdefault(name, Session(name, stamp, [], offset)).turns.append(
+                Turn(turn_id, clean_text(new.speaker), clean_text(new.text), said_at=stamp, offset=offset)
             )
         return Conversation(conversation.strip(), list(sessions.values()))
 
@@ -279,7 +285,7 @@ class Memory(OwnYourData):
         chosen_analyzer = QUERY_ANALYZERS.create(analyzer, lambda: self.llm, log)
         if self._recaller is None:
             self._recaller = Recaller(self.store, lambda: self.encoder)
-        when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
+        when = wall_time(as_of) if as_of else None  # "yesterday" is read on the asker's clock, as days were lived
         params = RecallParams(k=k, mode=mode, rounds=rounds, as_of=when)
         result = self._recaller.recall(question, params, chosen_analyzer, chosen_planner)
         owner = result.trace.query_cues.owner  # "What did I ask…" is answered as "What did Jane Doe ask…"
@@ -322,10 +328,11 @@ class Memory(OwnYourData):
 
 
 def owner_name(conversations: Sequence[Conversation], given: str | None) -> str | None:
-    """The owner's name for conversations that mark owner turns: given, else `me` from the config, else None."""
+    """The owner's name for conversations that mark owner turns, or whose export leaves `me` to name the owner
+    among their people (a group chat): given, else `me` from the config, else None."""
     from ripplecli.owner import owner_speaker
 
-    if owner_speaker(conversations) is None:
+    if owner_speaker(conversations) is None and not any(c.owner_by_name for c in conversations):
         return None
     if given and given.strip():
         return " ".join(given.split())
@@ -363,7 +370,7 @@ def check_turn_count(conversations: Sequence[Conversation], label: str) -> None:
 
 def check_turns(batch: Sequence[NewTurn], conversation: str, session: str | None) -> None:
     """A remember call names a conversation and brings 1..MAX turns, each with a speaker and some text."""
-    from ripplecli.formats.fields import clean_text
+    from ripplecli.formats.fields import MAX_TEXT_CHARS, clean_text
 
     if not batch:
         raise InputError("no turns to remember")
@@ -374,8 +381,14 @@ def check_turns(batch: Sequence[NewTurn], conversation: str, session: str | None
     for number, new in enumerate(batch, start=1):
         for field_name in ("speaker", "text"):
             value = getattr(new, field_name)
-            if not isinstance(value, str) or not clean_text(value):
+            cleaned = clean_text(value) if isinstance(value, str) else ""
+            if not cleaned:
                 raise InputError(f"turn {number}: the {field_name} is empty")
+            if len(cleaned) > MAX_TEXT_CHARS:  # the limit a chat file's turn has (formats/fields.py)
+                raise InputError(
+                    f"turn {number}: the {field_name} is {len(cleaned):,} characters long; "
+                    f"ripple takes at most {MAX_TEXT_CHARS:,} a turn"
+                )
 
 
 def next_turn_id(session: str, taken: set[str]) -> str:
@@ -420,7 +433,7 @@ def brief_answer(answer: Answer | None) -> dict[str, Any] | None:
     """The rules' answer as an agent reads it: its type, span, line and citations (the agent's model decides)."""
     if answer is None:
         return None
-    keys = ("method", "type", "span", "text", "citations", "found")
+    keys = ("method", "type", "span", "text", "citations", "found", "sure")
     return {key: getattr(answer, key) for key in keys}
 
 

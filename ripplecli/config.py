@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -12,12 +14,28 @@ OFFLINE_ENV = {
     "HF_DATASETS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
+# onnxruntime (1.32, Linux) otherwise keeps a telemetry queue (a device id, the Python path, OS, CPU) in
+# ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ and, in a process that lives past ~10 s, looks up
+# mobile.events.data.microsoft.com. It reads the variable once, when it is imported; `disable_telemetry_events()`
+# does not stop either. Set, not defaulted: ripple sends nothing whatever the environment says.
+NO_TELEMETRY_ENV = {"ORT_DISABLE_TELEMETRY": "1"}
 
 
 def force_offline() -> None:
-    """Switch Hugging Face libraries to offline mode before any of them is imported."""
+    """Switch Hugging Face libraries to offline mode and onnxruntime's telemetry off before any of them is imported."""
     for key, value in OFFLINE_ENV.items():
         os.environ.setdefault(key, value)
+    disable_telemetry()
+
+
+def disable_telemetry() -> None:
+    """Keep onnxruntime from writing or sending telemetry; runs when ripplecli is imported, before onnxruntime is."""
+    if "onnxruntime" in sys.modules and any(os.environ.get(k) != v for k, v in NO_TELEMETRY_ENV.items()):
+        logging.getLogger(__name__).warning(
+            "onnxruntime was imported before ripple, so its telemetry stays on in this process: "
+            "set ORT_DISABLE_TELEMETRY=1 before importing it"
+        )
+    os.environ.update(NO_TELEMETRY_ENV)
 
 
 def data_home() -> Path:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import replace
 from pathlib import Path
 
 from ripplecli.config import Settings
@@ -15,10 +14,9 @@ from ripplecli.cues import canonical_name
 from ripplecli.early_encoding import EarlyEncoder, Foreseen
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
-from ripplecli.model import Conversation, MemoryDraft, Session, Turn, Window
-from ripplecli.owner import ASSISTANT, OWNER, default_owner_name, owner_speaker, with_owner
-from ripplecli.store import queries, writes
-from ripplecli.store.browse import CUE_TABLES
+from ripplecli.model import Conversation, IngestReport, MemoryDraft, NewMemory, PendingTurn, Session, Turn, Window
+from ripplecli.owner import ASSISTANT, OWNER, claim_owner, default_owner_name, owner_speaker, with_owner
+from ripplecli.store import queries
 from ripplecli.store.db import Store
 
 Progress = Callable[[int, int], None]
@@ -30,35 +28,6 @@ BATCH_TURNS = 500
 # Encode a batch's restatements on a second thread while the extractor parses it (ripplecli/early_encoding.py);
 # bench/ingest.py --sequential turns it off to measure what it saves.
 ENCODE_AHEAD = True
-
-
-@dataclass
-class IngestReport:
-    """What one ingest did, for the summary table and the ingest_runs row."""
-
-    file: str
-    conversations: int = 0
-    new_sources: int = 0
-    duplicates: int = 0
-    skipped: int = 0  # messages the reader left out (tool calls, hidden or media-only messages)
-    edited: int = 0  # export messages whose text changed since they were stored (the stored text is kept)
-    memories: int = 0
-    edges: dict[str, int] = field(default_factory=dict)
-    failures: int = 0
-    rejected: int = 0  # fields and memories of the model's output its gates did not keep (each one a failures row)
-    seconds: float = 0.0
-    run_id: int = 0
-    owner: str | None = None  # the name the owner's turns were stored under, when the file marks any
-
-
-@dataclass
-class PendingTurn:
-    """A turn not yet in the store, with where it sits in its conversation."""
-
-    session: Session
-    turn: Turn
-    position: int
-    content_hash: str
 
 
 def turn_hash(conversation_id: str, session: Session, turn: Turn) -> str:
@@ -100,11 +69,6 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def said_at(pending: PendingTurn) -> datetime | None:
-    """When a turn was said: the message's own time, else its session's (all that older formats record)."""
-    return pending.turn.said_at or pending.session.timestamp
-
-
 def _starts(pending: list[PendingTurn]) -> range:
     """Where each batch of a conversation's new turns begins."""
     return range(0, len(pending), BATCH_TURNS)
@@ -118,7 +82,7 @@ def new_windows(
 
     new_sessions: dict[str, Session] = {}
     for p in pending:
-        session = new_sessions.setdefault(p.session.session_id, Session(p.session.session_id, p.session.timestamp, []))
+        session = new_sessions.setdefault(p.session.session_id, replace(p.session, turns=[]))
         session.turns.append(p.turn)
     fresh = Conversation(conv.conversation_id, list(new_sessions.values()), conv.title)
     return list(make_windows(fresh, settings.window_turns, settings.window_overlap, known, speakers=speakers))
@@ -136,9 +100,14 @@ class Ingestor:
         progress: Progress | None = None,
         linker=None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ):
         self.store = store
-        self.owner = owner  # the name the owner's turns are stored under (None: the name the export gives them)
+        self.owner = owner  # the owner's name, given (`me`): their turns are stored under it
+        self.default_owner = default_owner  # without `owner`, the name for them (None: the name the export gives)
+        # (conversation, turn) -> the name a turn of a chat whose owner `me` named carried before it was the owner's
+        self._named_owner: dict[tuple[str, str], str] = {}
+        self._by_name: set[str] = set()  # chats whose export names no owner
         self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed
         self.settings = settings
         self.encoder = encoder
@@ -152,10 +121,10 @@ class Ingestor:
         started = time.perf_counter()
         report = IngestReport(file=label, conversations=len(conversations))
         report.skipped = sum(conv.skipped for conv in conversations)
+        conversations = [self._claim_owner(self._as_stored(conv), report) for conv in conversations]
         if owner_speaker(conversations) is not None:
-            report.owner = self.owner or default_owner_name(conversations)
+            report.owner = self.owner or self.default_owner or default_owner_name(conversations)
             conversations = [with_owner(c, report.owner) for c in conversations]
-        conversations = [self._as_stored(conv) for conv in conversations]
         plans = [(conv, self._pending(conv, Path(label).name, report)) for conv in conversations]
         total = sum(len(p) for _, p in plans)
         report.duplicates = sum(c.turn_count for c, _ in plans) - total - report.edited if plans else 0
@@ -190,6 +159,32 @@ class Ingestor:
             return conv
         return replace(conv, conversation_id=holders[0])
 
+    def _claim_owner(self, conv: Conversation, report: IngestReport) -> Conversation:
+        """A chat whose export names no owner takes the person `me` names as its owner; one whose people `me` names
+        none of is listed on the report (and stored without an owner)."""
+        if not conv.owner_by_name:
+            return conv
+        self._by_name.add(conv.conversation_id)
+        claimed = claim_owner(conv, self.owner)
+        if claimed is None:
+            report.no_owner.append({"chat": conv.title or conv.conversation_id, "people": conv.speakers})
+            return conv
+        for session in claimed.sessions:
+            for turn in session.turns:
+                if turn.role == OWNER:
+                    self._named_owner[conv.conversation_id, turn.turn_id] = turn.speaker
+        return claimed
+
+    def _as_other_owner(self, conv: Conversation, session: Session, turn: Turn) -> str | None:
+        """The identity a turn of a chat whose owner `me` names had if it was stored with another owner (before
+        `me` named one, or with `me` naming someone else): the same message, not an edit of it."""
+        if conv.conversation_id not in self._by_name:
+            return None
+        if turn.role != OWNER:
+            return turn_hash(conv.conversation_id, session, replace(turn, role=OWNER))
+        speaker = self._named_owner.get((conv.conversation_id, turn.turn_id), turn.speaker)
+        return turn_hash(conv.conversation_id, session, replace(turn, speaker=speaker, role=""))
+
     def _pending(self, conv: Conversation, source: str, report: IngestReport) -> list[PendingTurn]:
         """Turns of `conv` not stored yet. A stored turn id with other content is refused, naming the file; but an
         export's message (it has its own time) edited since it was stored keeps its stored text and is counted as
@@ -201,6 +196,8 @@ class Ingestor:
         for session, turn, digest in flat:
             known = stored.get(turn.turn_id)
             if known == digest or (known and known == _unnamed_assistant(conv.conversation_id, session, turn)):
+                continue
+            if known is not None and known == self._as_other_owner(conv, session, turn):
                 continue
             if known is not None and turn.said_at is not None:
                 report.edited += 1
@@ -265,7 +262,7 @@ class Ingestor:
 
     def _write_failures(self, failures: list[dict], report: IngestReport) -> None:
         """Rows of the `failures` table; fallbacks and gate rejections (not trims) count in the report."""
-        self.store.insert_failures(report.run_id, failures)
+        self.store.add_failures(report.run_id, failures)
         report.failures += sum(f["stage"] == "extract" for f in failures)
         report.rejected += sum(f["stage"] == "extract:gate" for f in failures)
 
@@ -276,7 +273,7 @@ class Ingestor:
 
     def _record_conversation(self, conv: Conversation, speakers: list[str]) -> None:
         """The conversation row: its speaker list extended with speakers first seen in this batch, its newest title."""
-        writes.upsert_conversation(self.store, conv.conversation_id, speakers, conv.title)
+        self.store.upsert_conversation(conv.conversation_id, speakers, conv.title)
 
     def _extract(self, conv: Conversation, pending: list[PendingTurn], speakers: list[str]) -> list[MemoryDraft]:
         """Run the extractor over windows of the new turns only, each knowing every speaker of the chat."""
@@ -311,79 +308,32 @@ class Ingestor:
         )
 
     def _write(self, conv, pending, ids, drafts, vectors, cues, edges, run_id) -> None:
-        """Insert sources, memories, provenance, cues, vectors and edges (inside one transaction)."""
-        store = self.store
-        first_source = store.next_id("sources", "source_id")
-        source_ids = {p.turn.turn_id: first_source + i for i, p in enumerate(pending)}
-        store.insert(
-            "sources",
-            {
-                "source_id": [source_ids[p.turn.turn_id] for p in pending],
-                "conversation_id": [conv.conversation_id] * len(pending),
-                "session_id": [p.session.session_id for p in pending],
-                "turn_id": [p.turn.turn_id for p in pending],
-                "position": [p.position for p in pending],
-                "speaker": [p.turn.speaker for p in pending],
-                "text": [p.turn.text for p in pending],
-                "session_ts": [p.session.timestamp for p in pending],
-                "content_hash": [p.content_hash for p in pending],
-                "run_id": [run_id] * len(pending),
-                "said_at": [said_at(p) for p in pending],
-                "role": [p.turn.role for p in pending],
-            },
-        )
-        session_ts = {p.session.session_id: p.session.timestamp for p in pending}
+        """Store the batch's sources, memories (with provenance and cues), vectors and edges (inside one
+        transaction); a memory sits where its first source turn does."""
+        source_ids = self.store.add_turns(conv.conversation_id, pending, run_id)
         positions = {p.turn.turn_id: p for p in pending}
-        now = datetime.now().replace(microsecond=0)
-        store.insert(
-            "memories",
-            {
-                "memory_id": ids,
-                "conversation_id": [c.conversation_id for c in cues],
-                "session_id": [c.session_id for c in cues],
-                "position": [c.position for c in cues],
-                "restatement": [d.restatement for d in drafts],
-                "persons": [list(d.persons) for d in drafts],
-                "locations": [list(d.locations) for d in drafts],
-                "time_start": [d.time_start for d in drafts],
-                "time_end": [d.time_end for d in drafts],
-                "time_grounded": [d.time_grounded for d in drafts],
-                "session_ts": [session_ts.get(c.session_id) for c in cues],
-                "extractor": [d.extractor for d in drafts],
-                "created": [now] * len(ids),
-                "run_id": [run_id] * len(ids),
-                "said_at": [said_at(positions[d.source_turns[0]]) for d in drafts],
-            },
-        )
-        pairs = [(mid, source_ids[t]) for mid, d in zip(ids, drafts, strict=True) for t in d.source_turns]
-        store.insert("provenance", {"memory_id": [m for m, _ in pairs], "source_id": [s for _, s in pairs]})
-        store.insert("vectors", {"memory_id": ids, "vector": [v.tolist() for v in vectors]})
-        self._write_cues(ids, drafts)
-        store.bump("vectors")
-        store.bump("memories")
-        store.insert(
-            "edges",
-            {
-                "src": [e.src for e in edges],
-                "dst": [e.dst for e in edges],
-                "channel": [e.channel for e in edges],
-                "weight": [e.weight for e in edges],
-            },
-        )
-
-    def _write_cues(self, ids: list[int], drafts: list[MemoryDraft]) -> None:
-        """Person, location and concept cue rows, and the form -> concept vocabulary for query matching."""
-        for key, (table, column) in CUE_TABLES.items():  # key: the draft's field (persons, locations, concepts)
-            pairs = [(mid, v) for mid, d in zip(ids, drafts, strict=True) for v in dict.fromkeys(getattr(d, key))]
-            self.store.insert(table, {"memory_id": [m for m, _ in pairs], column: [v for _, v in pairs]})
-        forms = {
-            (form, cue) for d in drafts for cue in d.concepts for form in {cue, *d.concept_forms.get(cue, [])} if form
-        }
-        ordered = sorted(forms)
-        self.store.insert(
-            "cue_forms", {"form": [f for f, _ in ordered], "cue": [c for _, c in ordered]}, skip_existing=True
-        )
+        memories = []
+        for mid, draft, cue in zip(ids, drafts, cues, strict=True):
+            first = positions[draft.source_turns[0]]
+            memories.append(
+                NewMemory(
+                    memory_id=mid,
+                    conversation_id=cue.conversation_id,
+                    session_id=cue.session_id,
+                    position=cue.position,
+                    session_ts=first.session.timestamp,
+                    said_at=first.said_at,
+                    said_offset=first.said_offset,
+                    sources=[source_ids[turn_id] for turn_id in draft.source_turns],
+                    draft=draft,
+                )
+            )
+        self.store.add_memories(memories, run_id)
+        self.store.add_vectors(ids, vectors)
+        self.store.bump("vectors")
+        self.store.bump("memories")
+        self.store.add_edges(edges)
 
     def _record_run(self, report: IngestReport, content_hash: str) -> None:
         """The ingest_runs row: file, hash, counts, timing."""
-        writes.record_run(self.store, {**report.__dict__, "content_hash": content_hash, "status": "done"})
+        self.store.record_run(report, content_hash)

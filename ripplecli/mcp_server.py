@@ -9,15 +9,19 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+import anyio
+from pydantic import BaseModel, Field, StrictBool, ValidationError
 
 from ripplecli.api import REMEMBER_CONVERSATION, Memory, NewTurn, compact_result, parse_memory_id, parse_time
 from ripplecli.errors import InputError, RippleError
+from ripplecli.formats.fields import MAX_TEXT_CHARS, json_path
+from ripplecli.mcp_stdio import serve_stdio
 
 try:  # mcp 2.x
     from mcp.server.mcpserver import MCPServer
@@ -40,7 +44,8 @@ DESCRIPTIONS: dict[str, str] = {
     "remember": (
         "Store what the user told you so it can be recalled in later conversations. Use it when the user shares a "
         "fact about themselves or people, places, plans, events or preferences. Pass one turn (speaker + text) or "
-        "up to 50 in `turns`; the speaker is who said it (the user's name, not 'I'); text is their words. "
+        "up to 50 in `turns`; the speaker is who said it (the user's name, not 'I'); text is their words "
+        f"(at most {MAX_TEXT_CHARS:,} characters a turn). "
         "timestamp: ISO 8601 when it was said (default now; 'yesterday' in the text is resolved against it). "
         "conversation (default 'mcp') and session (default the timestamp's date) group turns. "
         "Returns the new memory ids."
@@ -50,9 +55,9 @@ DESCRIPTIONS: dict[str, str] = {
         "about the user's past, people they know, their plans, events or preferences. Returns ranked evidence (memory "
         "id, restatement, source turns with dates, how each was found) and the recall trajectory (anchors, the "
         "missing-support target, which channel found what), and `answer`: a rules-only hint (type, span, citations; "
-        "found=false when nothing matched). You answer from the evidence, "
-        "citing memory ids. k: how many memories (default 10). mode: ripple (default), seeds, dense, lexical, ... "
-        "as_of: the question's date, ISO 8601 (default now) for 'last week'-style questions."
+        "found=false when nothing matched, sure=false when no span of the asked kind was found). You answer from the "
+        "evidence, citing memory ids. k: how many memories (default 10). mode: ripple (default), seeds, dense, "
+        "lexical, ... as_of: the question's date, ISO 8601 (default now) for 'last week'-style questions."
     ),
     "show": "One memory in full: restatement, persons, places, time, cues, source turns and graph edges. "
     "memory_id as recall returns it (14 or 'm14').",
@@ -92,7 +97,8 @@ def tool_call(method: F) -> F:
                 raise ToolError(str(exc)) from None
             except Exception as exc:  # a bug must not take the server down: say what broke, keep serving
                 log.exception("tool %s failed", method.__name__)
-                raise ToolError(f"{method.__name__} failed: {type(exc).__name__}: {exc}") from exc
+                first = next(iter(str(exc).splitlines()), "")  # a database error goes on with the SQL it ran
+                raise ToolError(f"{method.__name__} failed: {type(exc).__name__}: {first}") from exc
 
     return wrapper  # type: ignore[return-value]
 
@@ -136,8 +142,8 @@ class RippleTools:
         return self.memory.show(memory_id)
 
     @tool_call
-    def forget(self, memory_id: int | str, confirm: bool = False) -> dict[str, Any]:
-        """Delete one memory; refuses without an explicit confirm."""
+    def forget(self, memory_id: int | str, confirm: StrictBool = False) -> dict[str, Any]:
+        """Delete one memory; refuses without an explicit confirm: the JSON boolean true, not the string "true"."""
         mid = parse_memory_id(memory_id)
         if confirm is not True:
             raise ToolError(f"forget m{mid} deletes it for good: call forget again with confirm=true")
@@ -166,9 +172,28 @@ class RippleTools:
         return thread
 
 
+class RippleServer(MCPServer):
+    """The SDK's server, with arguments that fail the tool's schema reported on one line."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """The SDK's call; its multi-line pydantic report (with a link) becomes `field: problem; ...`."""
+        try:
+            return await super().call_tool(name, arguments, *args, **kwargs)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {one_line(cause)}") from cause
+
+
+def one_line(error: ValidationError) -> str:
+    """Each failing argument as `path: problem`, e.g. `turns[0].text: Field required`."""
+    return "; ".join(f"{json_path(tuple(e['loc']))}: {e['msg']}" for e in error.errors())
+
+
 def build_server(tools: RippleTools) -> MCPServer:
     """An MCP server whose tools call one open Memory (used by `serve`, and in process by tests and benchmarks)."""
-    server = MCPServer("ripple", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = RippleServer("ripple", instructions=INSTRUCTIONS, log_level="WARNING")
     for name, description in DESCRIPTIONS.items():
         server.add_tool(getattr(tools, name), name=name, description=description)
     return server
@@ -179,7 +204,9 @@ def serve(store: str | Path | None = None, *, read_only: bool = False) -> None:
     with Memory(store, read_only=read_only, create=not read_only) as memory:
         tools = RippleTools(memory)
         tools.warm_in_background()
+        server = build_server(tools)
+        lowlevel = getattr(server, "_lowlevel_server", None) or server._mcp_server  # type: ignore[attr-defined]  # 1.x
         try:
-            build_server(tools).run("stdio")
+            anyio.run(serve_stdio, lowlevel, sys.stdin.buffer)
         finally:
             tools.lock.acquire()  # a warm-up or call still running finishes before the store closes

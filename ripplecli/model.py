@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 
 @dataclass(frozen=True)
@@ -13,17 +13,35 @@ class Turn:
     turn_id: str
     speaker: str
     text: str
-    said_at: datetime | None = None  # the message's own timestamp, when the export has one (naive UTC)
+    # The message's own time, when the export has one: naive UTC when the export gives its zone (`offset` then says
+    # where it was said), else the naive wall-clock time the export wrote.
+    said_at: datetime | None = None
     role: str = ""  # "owner" (the store's owner wrote it), "assistant" (an AI assistant), "" (unknown / a person)
+    offset: timedelta | None = None  # said_at's UTC offset where it was said, when the export gives a zone
 
 
 @dataclass
 class Session:
-    """A contiguous sitting of a conversation; `timestamp` is naive local wall-clock time or None."""
+    """A contiguous sitting of a conversation; `timestamp` is naive UTC when `offset` gives its zone, else naive
+    local wall-clock time, or None."""
 
     session_id: str
     timestamp: datetime | None
     turns: list[Turn] = field(default_factory=list)
+    offset: timedelta | None = None  # the timestamp's UTC offset, when the export gives a zone
+
+
+def wall_clock(moment: datetime | None, offset: timedelta | None) -> datetime | None:
+    """The time a clock showed where something was said: a UTC instant moved by its offset, a time without a zone
+    as it is (ripple takes it as that place's wall-clock time). Days, and "yesterday" in a turn, are read on it."""
+    return moment + offset if moment is not None and offset is not None else moment
+
+
+def said_wall_clock(turn: Turn, session: Session) -> datetime | None:
+    """When a turn was said, on the clock where it was said: its own time, else its session's."""
+    if turn.said_at is not None:
+        return wall_clock(turn.said_at, turn.offset)
+    return wall_clock(session.timestamp, session.offset)
 
 
 @dataclass
@@ -37,6 +55,11 @@ class Conversation:
     # An id prefix an earlier export of the same chat may be stored under, when the id depends on the export (a
     # WhatsApp id names its first message, which a newer export of a long chat may have lost): see ingest.
     same_chat_prefix: str | None = None
+    # The export does not say which of its people is the owner (a group chat, a Slack workspace, a Discord channel):
+    # `me`, when it names one of them, does. `aliases` are other names a reader knows them by (a Slack user's real
+    # name and handle), folded with owner.name_key, each mapped to the speaker name their turns carry.
+    owner_by_name: bool = False
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def speakers(self) -> list[str]:
@@ -87,3 +110,71 @@ class MemoryDraft:
     concepts: list[str] = field(default_factory=list)
     concept_forms: dict[str, list[str]] = field(default_factory=dict)  # concept -> surface forms seen
     extractor: str = "rules"
+
+
+@dataclass
+class PendingTurn:
+    """A turn not yet in the store, with where it sits in its conversation."""
+
+    session: Session
+    turn: Turn
+    position: int
+    content_hash: str
+
+    @property
+    def said_at(self) -> datetime | None:
+        """When it was said: the message's own time, else its session's (all that older formats record)."""
+        return self.turn.said_at or self.session.timestamp
+
+    @property
+    def said_offset(self) -> int | None:
+        """The UTC offset, in seconds, of where it was said (of `said_at`), when the export gave a zone."""
+        offset = self.turn.offset if self.turn.said_at is not None else self.session.offset
+        return None if offset is None else int(offset.total_seconds())
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory ready to store: its id, its place (the session and position of its first source turn), when that
+    turn was said, the source rows it was drawn from, and what the extractor wrote."""
+
+    memory_id: int
+    conversation_id: str
+    session_id: str
+    position: int
+    session_ts: datetime | None
+    said_at: datetime | None
+    sources: list[int]
+    draft: MemoryDraft
+    said_offset: int | None = None  # seconds east of UTC where its first source turn was said, when known
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A weighted link from the older memory to the newer one; `channel` names the kind."""
+
+    src: int
+    dst: int
+    channel: str
+    weight: float
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did, for the summary table and the ingest_runs row."""
+
+    file: str
+    conversations: int = 0
+    new_sources: int = 0
+    duplicates: int = 0
+    skipped: int = 0  # messages the reader left out (tool calls, hidden or media-only messages)
+    edited: int = 0  # export messages whose text changed since they were stored (the stored text is kept)
+    memories: int = 0
+    edges: dict[str, int] = field(default_factory=dict)
+    failures: int = 0
+    rejected: int = 0  # fields and memories of the model's output its gates did not keep (each one a failures row)
+    seconds: float = 0.0
+    run_id: int = 0
+    owner: str | None = None  # the name the owner's turns were stored under, when the file marks any
+    # Chats whose export names no owner and whose people `me` is none of: {"chat": title or id, "people": [...]}
+    no_owner: list[dict] = field(default_factory=list)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ripplecli.errors import InputError
@@ -17,10 +18,22 @@ from ripplecli.protocols import LLM
 LLMProvider = Callable[[], LLM]
 
 
-class Registry(dict[str, str]):
-    """name -> "module:attr" for one kind of backend; unknown names are a user error listing the choices."""
+@dataclass(frozen=True)
+class FormatEntry:
+    """A chat format as the registry lists it, its reader not imported: where the reader module's FORMAT is, what
+    `ripple ingest --help` says of it, and its detection priority (of readers equally sure of an input, the higher
+    reads it)."""
 
-    def __init__(self, kind: str, entries: dict[str, str]):
+    target: str  # "module:FORMAT", a ripplecli.formats.fields.ChatFormat
+    summary: str  # what the format is, where the file comes from: one line of the help's table
+    priority: int = 0
+
+
+class Registry(dict[str, Any]):
+    """name -> "module:attr" (or an entry whose `target` is that) for one kind of backend; unknown names are a user
+    error listing the choices."""
+
+    def __init__(self, kind: str, entries: dict[str, Any]):
         super().__init__(entries)
         self.kind = kind
 
@@ -35,7 +48,7 @@ class Registry(dict[str, str]):
             target = self[name]
         except KeyError:
             raise InputError(f"unknown {self.kind} '{name}' (choose from: {', '.join(sorted(self))})") from None
-        module_name, attr = target.split(":")
+        module_name, attr = (target.target if isinstance(target, FormatEntry) else target).split(":")
         return getattr(importlib.import_module(module_name), attr)
 
     def create(self, name: str, llm: LLMProvider | None = None, *extra: Any) -> Any:
@@ -62,22 +75,28 @@ ENCODERS = Registry(
         "sentence-transformers": "ripplecli.runtime.st_encoder:SentenceTransformerEncoder",
     },
 )
-# ripple ingest --format NAME -> the reader module's FORMAT (a ChatFormat: its signature, its parser, what it reads);
-# auto-detection (ripplecli.formats.load) tries the signatures in this order. A new reader is one module declaring
-# FORMAT and one line here.
+# ripple ingest --format NAME -> the reader module's FORMAT (a ChatFormat: how it recognises its files, its parser,
+# what it reads), with the line `ripple ingest --help` lists for it (in this order, the README's) and its priority:
+# auto-detection (ripplecli.formats.detect) asks every reader of the input's kind how sure it is, and of readers
+# equally sure (a JSON object with two formats' keys) the higher priority reads it. A new reader is one module
+# declaring FORMAT and one entry here.
 FORMATS = Registry(
     "format",
     {
-        "native": "ripplecli.formats.native:FORMAT",
-        "locomo": "ripplecli.formats.locomo:FORMAT",
-        "longmemeval": "ripplecli.formats.longmemeval:FORMAT",
-        "chatgpt": "ripplecli.formats.chatgpt:FORMAT",
-        "claude": "ripplecli.formats.claude:FORMAT",
-        "discord": "ripplecli.formats.discord:FORMAT",
-        "telegram": "ripplecli.formats.telegram:FORMAT",
-        "whatsapp": "ripplecli.formats.whatsapp:FORMAT",
-        "slack": "ripplecli.formats.slack:FORMAT",
-        "notes": "ripplecli.formats.notes:FORMAT",
+        "chatgpt": FormatEntry("ripplecli.formats.chatgpt:FORMAT", "conversations.json from ChatGPT's data export", 60),
+        "claude": FormatEntry("ripplecli.formats.claude:FORMAT", "conversations.json from Claude's data export", 50),
+        "telegram": FormatEntry(
+            "ripplecli.formats.telegram:FORMAT", "Telegram Desktop's JSON export (result.json)", 30
+        ),
+        "whatsapp": FormatEntry("ripplecli.formats.whatsapp:FORMAT", 'a chat\'s "Export chat" .txt (or its zip)'),
+        "slack": FormatEntry("ripplecli.formats.slack:FORMAT", "the workspace export (zip or folder)"),
+        "discord": FormatEntry("ripplecli.formats.discord:FORMAT", "DiscordChatExporter JSON", 40),
+        "notes": FormatEntry("ripplecli.formats.notes:FORMAT", ".md / .txt you wrote, a memory per paragraph"),
+        "native": FormatEntry(
+            "ripplecli.formats.native:FORMAT", "ripple's own JSON (sessions of speaker + text turns)", 90
+        ),
+        "locomo": FormatEntry("ripplecli.formats.locomo:FORMAT", "the LoCoMo benchmark's samples", 80),
+        "longmemeval": FormatEntry("ripplecli.formats.longmemeval:FORMAT", "the LongMemEval benchmark's entries", 70),
     },
 )
 EXTRACTORS = Registry(  # ripple ingest --extractor NAME
@@ -118,6 +137,14 @@ VERIFIERS = Registry(  # who accepts CABLE's candidate links
 )
 ANSWER_MODES = ("auto", "typed", "llm", "extractive", "none")  # ripple ask --answer NAME (ripplecli.answer)
 EVAL_ANSWERS = ("none", "typed", "extractive", "llm", "auto")  # ripple eval locomo --answer NAME (eval.runner)
+LONGMEMEVAL_TYPES = (  # ripple eval longmemeval --types NAME: LongMemEval's question types (eval.longmemeval)
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+)
 LINKS: dict[str, dict[str, str]] = {  # ripple ingest --links NAME: which querier and verifier build the links
     "cable": {"querier": "rules", "verifier": "rules"},
     "cable-llm": {"querier": "llm", "verifier": "llm"},

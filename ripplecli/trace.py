@@ -276,7 +276,8 @@ class Focus:
 
 @dataclass
 class DayFocus:
-    """A question naming a day in full: what was said on other days ranks `others_demoted`× further down."""
+    """A question naming a day in full, or a time relative to its date ("yesterday"): what was said on other days
+    (for the relative time: neither said nor telling of then) ranks `others_demoted`× further down."""
 
     said_on: list[str]
     others_demoted: float
@@ -363,9 +364,10 @@ class Answer:
     method: str  # typed | extractive | llm
     text: str  # the answer with speaker, date and citations, as shown
     citations: list[int] = field(default_factory=list)
-    type: str | None = None  # the question's type (when, where, who, how-many, which, yes-no, why, should, what)
+    type: str | None = None  # the question's type (when, where, who, how-many, how, which, yes-no, why, should, what)
     span: str | None = None  # the answer itself ("7 May 2023", "Denver"): what the evaluation scores
     found: bool = True  # False: the evidence does not answer, `text` says so and shows the closest evidence
+    sure: bool = True  # False: no span of the asked kind (a reason, an amount, a name…); `text` shows the closest
     note: str | None = None
     fallback: str | None = None  # why the requested method was replaced (a model that failed or is missing)
     dropped_citations: list[int] = field(default_factory=list)

@@ -54,7 +54,8 @@ def test_remember_keeps_utc_for_zoned_times_and_cleans_text(memory: Memory) -> N
     zoned = datetime.fromisoformat("2026-05-21T01:00:00+02:00")
     memory.remember(NewTurn(" Alex ", "Maya is allergic\x00 to shellfish.", zoned), conversation="c")
     ((session, _, _, stamp),) = sources(memory, "c")
-    assert (session, stamp) == ("2026-05-20", datetime(2026, 5, 20, 23, 0))
+    assert (session, stamp) == ("2026-05-21", datetime(2026, 5, 20, 23, 0))  # the day where it was said, UTC time
+    assert memory.store.con.execute("SELECT said_offset FROM sources").fetchone() == (7200,)
     text, speaker = memory.store.con.execute("SELECT text, speaker FROM sources").fetchone()
     assert (text, speaker) == ("Maya is allergic to shellfish.", "Alex")
 
@@ -67,6 +68,8 @@ def test_remember_keeps_utc_for_zoned_times_and_cleans_text(memory: Memory) -> N
         ([NewTurn("Alex", "ok"), NewTurn("", "hi")], "c", "turn 2: the speaker is empty"),
         ([NewTurn("Alex", "ok")] * 51, "c", "at most 50"),
         ([NewTurn("Alex", "ok")], " ", "must not be empty"),
+        ([NewTurn("Alex", "a" * 200_001)], "c", "turn 1: the text is 200,001 characters long; ripple takes at most"),
+        ([NewTurn("Alex", "ok"), NewTurn("B" * 300_000, "hi")], "c", "turn 2: the speaker is 300,000 characters"),
     ],
 )
 def test_remember_refuses_bad_turns_and_writes_nothing(memory: Memory, turns, conversation, message) -> None:

@@ -21,7 +21,7 @@ from ripplecli.graph.antecedents import (
 )
 from ripplecli.graph.cable import CableLinker, CableParams, older_neighbours
 from ripplecli.graph.verifiers import Candidate, LLMVerifier, RulesVerifier, Verdict, rare_shared
-from ripplecli.model import Conversation, Session, Turn
+from ripplecli.model import Conversation, Edge, Session, Turn
 from ripplecli.recall import cable as read_side
 
 FILLER = [
@@ -309,16 +309,8 @@ def test_host_mode_replaces_only_its_budget(store_with_chat):
     ranked = sorted(ids, key=lambda m: -float(store.vector_index().get_vectors([m])[0] @ vector))
     host = ranked[:10]
     outside = [m for m in ranked if m not in host]
-    store.insert(
-        "edges",
-        {
-            "src": outside[:6],
-            "dst": [host[0]] * 6,
-            "channel": ["antecedent"] * 6,
-            "weight": [0.7] * 6,
-            "info": [json.dumps({"query": f"q{i}"}) for i in range(6)],
-        },
-    )
+    infos = [json.dumps({"query": f"q{i}"}) for i in range(6)]
+    store.add_edges([Edge(src, host[0], "antecedent", 0.7) for src in outside[:6]], infos)
     at10, picks10 = read_side.host_cable(store, ranked, vector, 10)
     assert len(picks10) == 1 and at10[:10].count(picks10[0].memory_id) == 1
     assert set(at10[:10]) - set(host) == {picks10[0].memory_id} and picks10[0].query.startswith("q")
@@ -396,16 +388,8 @@ def _ranked_and_vector(store):
 
 def _link(store, srcs: list[int], dst: int, weight: float) -> None:
     """Hand-made antecedent edges srcs -> dst."""
-    store.insert(
-        "edges",
-        {
-            "src": srcs,
-            "dst": [dst] * len(srcs),
-            "channel": ["antecedent"] * len(srcs),
-            "weight": [weight] * len(srcs),
-            "info": [json.dumps({"query": f"q{i}"}) for i in range(len(srcs))],
-        },
-    )
+    infos = [json.dumps({"query": f"q{i}"}) for i in range(len(srcs))]
+    store.add_edges([Edge(src, dst, "antecedent", weight) for src in srcs], infos)
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ def test_a_healthy_store_is_all_ok(store):
         ("INSERT INTO provenance VALUES (999, 1)", "orphan provenance"),
         ("DELETE FROM provenance WHERE memory_id = 2", "memories without sources"),
         ("INSERT INTO sources SELECT 99, conversation_id, session_id, turn_id, position, speaker, text, session_ts, "
-         "content_hash, run_id, said_at, role FROM sources WHERE source_id = 1", "duplicate source turns"),
+         "content_hash, run_id, said_at, role, said_offset FROM sources WHERE source_id = 1", "duplicate source turns"),
     ],
 )  # fmt: skip
 def test_a_problem_is_exit_1_and_orphans_are_repaired(store, damage, check):

@@ -14,6 +14,7 @@ from ripplecli.config import GraphParams
 from ripplecli.graph.build import MemoryCues, profile
 from ripplecli.graph.edges import CueProfile, keep_strongest, structural_score, time_affinity, weighted_jaccard
 from ripplecli.graph.stats import graph_stats
+from ripplecli.model import Edge, MemoryDraft, NewMemory
 from ripplecli.store.db import Store
 
 PARAMS = GraphParams()
@@ -191,35 +192,18 @@ def test_contiguity_links_consecutive_memories_of_one_session_only(tmp_path, fak
 def _hand_built(path: Path) -> Store:
     """Six memories: a semantic path 1-2-3, a structural pair 4-5 (also contiguity), and 6 alone."""
     store = Store.open(path)
-    n = 6
-    store.insert(
-        "memories",
-        {
-            "memory_id": list(range(1, n + 1)),
-            "conversation_id": ["c"] * n,
-            "session_id": ["s1", "s1", "s1", "s2", "s2", "s3"],
-            "position": list(range(n)),
-            "restatement": [f"memory {i}" for i in range(1, n + 1)],
-            "persons": [[] for _ in range(n)],
-            "locations": [[] for _ in range(n)],
-            "time_start": [DAY] * n,
-            "time_end": [DAY + timedelta(days=i) for i in range(n)],
-            "time_grounded": [False] * n,
-            "session_ts": [DAY] * n,
-            "extractor": ["hand"] * n,
-            "created": [DAY] * n,
-            "run_id": [1] * n,
-        },
-    )
-    store.insert(
-        "edges",
-        {
-            "src": [1, 2, 4, 4],
-            "dst": [2, 3, 5, 5],
-            "channel": ["semantic", "semantic", "structural", "contiguity"],
-            "weight": [0.9, 0.88, 0.7, 1.0],
-        },
-    )
+    sessions = ["s1", "s1", "s1", "s2", "s2", "s3"]
+    drafts = [
+        MemoryDraft(f"memory {i}", [], time_start=DAY, time_end=DAY + timedelta(days=i - 1), extractor="hand")
+        for i in range(1, 7)
+    ]
+    memories = [
+        NewMemory(i, "c", session, i - 1, DAY, None, [], draft)
+        for i, (session, draft) in enumerate(zip(sessions, drafts, strict=True), start=1)
+    ]
+    store.add_memories(memories, run_id=1)
+    links = [(1, 2, "semantic", 0.9), (2, 3, "semantic", 0.88), (4, 5, "structural", 0.7), (4, 5, "contiguity", 1.0)]
+    store.add_edges([Edge(*link) for link in links])
     return store
 
 

@@ -103,7 +103,7 @@ def _fail_on_second_batch(patch, memory: Memory, target: str, snapshot: dict[str
     """Raise in the graph builder, or in the edge insert inside the transaction, of the second conversation."""
     calls = {"n": 0}
     real_build = GraphBuilder.build
-    real_insert = memory.store.insert
+    real_add_edges = memory.store.add_edges
 
     def build(self, new, *args, **kwargs):
         calls["n"] += 1
@@ -113,14 +113,14 @@ def _fail_on_second_batch(patch, memory: Memory, target: str, snapshot: dict[str
                 raise RuntimeError("injected graph failure")
         return real_build(self, new, *args, **kwargs)
 
-    def insert(table, rows, **kwargs):
-        if table == "edges" and calls["n"] == 2:
+    def add_edges(edges, *args, **kwargs):
+        if calls["n"] == 2:
             raise RuntimeError("injected insert failure")
-        return real_insert(table, rows, **kwargs)
+        return real_add_edges(edges, *args, **kwargs)
 
     patch.setattr(GraphBuilder, "build", build)
     if target == "insert":
-        patch.setattr(memory.store, "insert", insert)
+        patch.setattr(memory.store, "add_edges", add_edges)
 
 
 def test_ingest_run_is_recorded_with_its_counts(tmp_path, fake_settings, fake_extractor):

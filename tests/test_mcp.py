@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import SAMPLE_CHATS, FakeExtractor, use_fake_extractor
+from mcp_raw import RawClient
 
 from ripplecli.api import Memory
 from ripplecli.mcp_server import DESCRIPTIONS, RippleTools, build_server
@@ -287,3 +288,165 @@ def test_agent_remembers_a_chat_and_recalls_through_the_graph(tmp_path: Path) ->
     assert not out["forget"][0] and out["forget"][1]["forgotten"] == [hit["memory_id"]]
     assert seafood not in turns(out["after"])
     assert hit["memory_id"] not in {e["memory_id"] for e in out["after"]["evidence"]}
+
+
+# --- hardening: every request gets a reply, limits as the CLI's, one-line errors ------------------------------------
+def test_oversize_text_is_refused_like_the_cli_refuses_it(fake_memory: Memory) -> None:
+    """The CLI's limit for one turn (formats.fields.MAX_TEXT_CHARS), in one line, never spaCy's E088 text."""
+    from ripplecli.formats.fields import MAX_TEXT_CHARS
+
+    turns = [{"speaker": "Alex", "text": "ok"}, {"speaker": "B" * 300_000, "text": "hi"}]
+
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        return [
+            await call(client, "remember", {"speaker": "Alex", "text": "a" * (MAX_TEXT_CHARS + 1)}),
+            await call(client, "remember", {"speaker": "Alex", "text": "word " * 2_000_000}),  # 10 MB
+            await call(client, "remember", {"turns": turns}),
+            await call(client, "remember", {"speaker": "Alex", "text": "a" * MAX_TEXT_CHARS}),
+            await call(client, "stats"),
+        ]
+
+    *refused, (long_failed, _), (_, stats) = session_with(fake_memory, script)
+    limit = "ripple takes at most 200,000 a turn"
+    assert [message.removeprefix("Error executing tool remember: ") for _, message in refused] == [
+        f"turn 1: the text is 200,001 characters long; {limit}",
+        f"turn 1: the text is 9,999,999 characters long; {limit}",
+        f"turn 2: the speaker is 300,000 characters long; {limit}",
+    ]
+    assert all(failed for failed, _ in refused)
+    assert not long_failed and stats["memories"] == 1  # the limit itself is allowed; nothing refused was written
+
+
+def test_forget_takes_only_the_boolean_true_as_consent(fake_memory: Memory) -> None:
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        await call(client, "remember", {"speaker": "Alex", "text": "Maya loves Harbor Grill."})
+        tries = [{"confirm": "true"}, {"confirm": 1}, {"confirm": "yes"}, {"confirm": False}]
+        results = [await call(client, "forget", {"memory_id": 1, **extra}) for extra in tries]
+        return [*results, await call(client, "show", {"memory_id": 1})]
+
+    *refused, (gone, _) = session_with(fake_memory, script)
+    assert all(failed for failed, _ in refused) and not gone  # the memory is still there
+    assert refused[0][1] == "Error executing tool forget: confirm: Input should be a valid boolean"
+
+
+@pytest.mark.parametrize(
+    "memory_id", [99999999999999999999999, "m99999999999999999999999", "9" * 5000, "m²", 2**63, -1, "x" * 10_000]
+)
+def test_show_and_forget_a_bad_id_in_one_clean_line(fake_memory: Memory, memory_id: Any) -> None:
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        return [
+            await call(client, "show", {"memory_id": memory_id}),
+            await call(client, "forget", {"memory_id": memory_id, "confirm": True}),
+        ]
+
+    for failed, message in session_with(fake_memory, script):
+        assert failed and "is not a memory id" in message, message
+        assert "\n" not in message and "SELECT" not in message and len(message) < 200, message
+
+
+def test_arguments_that_fail_the_schema_are_one_line(fake_memory: Memory) -> None:
+    async def script(client: Any) -> list[tuple[bool, Any]]:
+        return [
+            await call(client, "recall", {"question": "x", "k": "many"}),
+            await call(client, "remember", {"turns": [{"speaker": "Alex"}]}),
+        ]
+
+    (_, k), (_, text) = session_with(fake_memory, script)
+    assert k == "Error executing tool recall: k: Input should be a valid integer, unable to parse string as an integer"
+    assert text == "Error executing tool remember: turns[0].text: Field required"
+
+
+SERVE_ON_FAKES = """
+import sys
+sys.path.insert(0, sys.argv[2])  # tests/: conftest's fakes, registered as the tests register them
+from ripplecli.extract.base import EXTRACTORS
+from ripplecli.registry import ENCODERS
+ENCODERS["fake"], EXTRACTORS["rules"] = "conftest:FakeEncoder", "conftest:FakeExtractor"
+from ripplecli.api import Memory
+from ripplecli.config import Settings
+from ripplecli.mcp_server import serve
+with Memory(sys.argv[1]) as memory:
+    memory.configure(Settings(encoder_backend="fake", encoder_model="fake"))
+serve(sys.argv[1])
+"""
+
+
+RAW_LINES = [  # (what the client sends, the error code, text the message holds, the id the reply carries)
+    (r'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"x":"\ud800"}}}', -32602, "surrogate", 1),
+    (
+        r'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember",'
+        r'"arguments":{"speaker":"Alex","text":"Maya \udc00 loves oysters"}}}',
+        -32602,
+        "params.arguments.text holds a lone UTF-16 surrogate",
+        2,
+    ),
+    (r'{"jsonrpc":"2.0","id":"\ud800x","method":"tools/list"}', -32600, "surrogate", None),
+    ('{"jsonrpc":', -32700, "Parse error", None),
+    ('[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]', -32600, "batch", None),
+    ("[]", -32600, "batch", None),
+    ('{"hello":"world","id":4}', -32600, "not a JSON-RPC 2.0 message", 4),
+    ('{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"x":NaN}}', -32700, "NaN", None),
+    ("42", -32600, "not a JSON-RPC message object", None),
+    (b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"x":"\xff"}}}', -32700, "not UTF-8", None),
+]
+
+
+def test_every_malformed_line_gets_an_error_reply_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    """Over real stdio: lines the SDK used to drop without a reply (the client waited until its own timeout)."""
+    tests = str(Path(__file__).parent)
+    client = RawClient([sys.executable, "-c", SERVE_ON_FAKES, str(tmp_path / "store"), tests])
+    try:
+        client.start()
+        client.send("")  # a blank line is no message and gets no reply
+        for line, code, text, request_id in RAW_LINES:
+            client.send(line)
+            reply = client.reply()
+            assert reply["error"]["code"] == code and text in reply["error"]["message"], (line, reply)
+            assert reply["id"] == request_id and "\n" not in reply["error"]["message"], (line, reply)
+        client.send('{"jsonrpc":"2.0","id":7,"method":"tools/list"}')
+        assert {tool["name"] for tool in client.reply()["result"]["tools"]} == TOOLS
+        assert client.call_tool(8, "stats")["memories"] == 0
+    finally:
+        assert client.close() == 0
+
+
+@pytest.mark.parametrize(
+    "line, code, message",
+    [
+        (r'{"jsonrpc":"2.0","id":1,"method":"x","params":{"\ud83d":1}}', -32602, "params holds a lone UTF-16"),
+        ('{"jsonrpc":"2.0","id":1,"method":"x\\udfff"}', -32600, "method holds a lone UTF-16 surrogate"),
+        ("[" * 100_000 + "]" * 100_000, -32700, "Parse error"),  # deeper than json.loads (or a recursive walk) goes
+        ('{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":Infinity}}', -32700, "Infinity is not a JSON value"),
+        ('{"jsonrpc":"1.0","id":1,"method":"x"}', -32600, "not a JSON-RPC 2.0 message"),
+    ],
+)
+def test_screen_refuses_what_the_sdk_would_drop(line: str, code: int, message: str) -> None:
+    from ripplecli.mcp_stdio import Refusal, screen
+
+    refused = screen(line.encode())
+    assert isinstance(refused, Refusal) and refused.code == code and message in refused.message, refused
+
+
+def test_screen_passes_good_lines_unchanged_and_skips_blank_ones() -> None:
+    from ripplecli.mcp_stdio import screen
+
+    line = '{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"_meta":{"x":"caf\\u00e9 \\ud83d\\ude00"}}}\n'
+    assert screen(line.encode()) == line  # a surrogate pair is one character, not a lone half
+    assert screen(b"  \r\n") is None
+
+
+def test_a_bug_is_reported_by_its_first_line_only(fake_memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database error's text goes on with the SQL it ran: the client gets the first line, the log the rest."""
+
+    def broken() -> None:
+        raise RuntimeError("Conversion Error: out of range\n\nLINE 1: SELECT memory_id FROM memories")
+
+    monkeypatch.setattr(fake_memory, "stats", broken)
+
+    async def script(client: Any) -> tuple[bool, Any]:
+        return await call(client, "stats")
+
+    assert session_with(fake_memory, script) == (
+        True,
+        "Error executing tool stats: stats failed: RuntimeError: Conversion Error: out of range",
+    )

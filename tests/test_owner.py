@@ -242,9 +242,11 @@ def _make_old(store: Path) -> None:
         ("sources", "said_at"),
         ("sources", "role"),
         ("memories", "said_at"),
+        ("sources", "said_offset"),  # schema 4
+        ("memories", "said_offset"),
     ]:
         con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    con.execute("DELETE FROM schema_migrations WHERE version = 3")
+    con.execute("DELETE FROM schema_migrations WHERE version >= 3")
     con.execute("CREATE INDEX sources_hash ON sources (content_hash)")
     con.execute("CREATE INDEX sources_turn ON sources (conversation_id, turn_id)")
     con.close()

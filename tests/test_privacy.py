@@ -76,6 +76,34 @@ def test_the_offline_switches_are_set_before_hugging_face_is_imported(tmp_path):
     assert done.stdout.split() == ["True", "True"]
 
 
+ENTRY_POINTS = [
+    "ripplecli.cli",
+    "ripplecli.api",
+    "ripplecli.mcp_server",
+    "ripplecli.eval.runner",
+    "ripplecli.runtime.onnx_session",
+    "ripplecli.runtime.onnx_encoder",
+]
+
+
+@pytest.mark.parametrize("module", ENTRY_POINTS)
+def test_onnxruntime_telemetry_is_off_before_it_can_be_imported(module):
+    """onnxruntime reads ORT_DISABLE_TELEMETRY once, at its import: whichever ripple module a program imports first
+    sets it, whatever the environment said (test_telemetry.py watches the real thing under strace)."""
+    script = f"import sys, os, {module}\nprint('onnxruntime' in sys.modules, os.environ.get('ORT_DISABLE_TELEMETRY'))"
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "0"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[1] == "1"
+
+
+def test_onnxruntime_imported_before_ripple_is_warned_about():
+    script = "import onnxruntime, ripplecli"
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "set ORT_DISABLE_TELEMETRY=1 before importing it" in done.stderr
+
+
 def test_the_readme_promises_no_network_and_no_logs_elsewhere():
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     assert "Nothing is sent anywhere" in readme and "nothing is logged outside the store folder" in readme

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from ripplecli.answer import Answer
 from ripplecli.errors import InputError
+from ripplecli.model import Edge, MemoryDraft, NewMemory
 from ripplecli.recall import activation
 from ripplecli.recall.assembly import (
     FOCUS_DEMOTION,
@@ -54,36 +55,9 @@ def hand_built(tmp_path: Path, edges: list[tuple[int, int, str, float]], cues: d
     store = Store.open(tmp_path / "store")
     ids = sorted({m for e in edges for m in e[:2]} | set(cues))
     with store.transaction():
-        store.insert(
-            "memories",
-            {
-                "memory_id": ids,
-                "conversation_id": ["c"] * len(ids),
-                "session_id": ["1"] * len(ids),
-                "position": ids,
-                "restatement": [f"memory {i}" for i in ids],
-                "persons": [[] for _ in ids],
-                "locations": [[] for _ in ids],
-                "time_start": [None] * len(ids),
-                "time_end": [None] * len(ids),
-                "time_grounded": [False] * len(ids),
-                "session_ts": [None] * len(ids),
-                "extractor": ["test"] * len(ids),
-                "created": [datetime(2026, 1, 1)] * len(ids),
-                "run_id": [1] * len(ids),
-            },
-        )
-        store.insert(
-            "edges",
-            {
-                "src": [e[0] for e in edges],
-                "dst": [e[1] for e in edges],
-                "channel": [e[2] for e in edges],
-                "weight": [e[3] for e in edges],
-            },
-        )
-        pairs = [(m, c) for m, cs in cues.items() for c in cs]
-        store.insert("memory_cues", {"memory_id": [m for m, _ in pairs], "cue": [c for _, c in pairs]})
+        drafts = {i: MemoryDraft(f"memory {i}", [], concepts=cues.get(i, []), extractor="test") for i in ids}
+        store.add_memories([NewMemory(i, "c", "1", i, None, None, [], drafts[i]) for i in ids], run_id=1)
+        store.add_edges([Edge(*edge) for edge in edges])
     return store
 
 
@@ -489,7 +463,7 @@ def test_ask_trace_at_fixed_width(dinner_store: Path) -> None:
 
 @pytest.mark.slow
 def test_ask_with_a_zone_aware_as_of(dinner_store: Path) -> None:
-    """An --as-of with an offset is compared with the store's naive UTC times, not a traceback."""
+    """An --as-of with an offset is read on its own clock (as the stored days are), not a traceback."""
     from typer.testing import CliRunner
 
     from ripplecli.cli import app

@@ -1,7 +1,11 @@
-"""What/which spans, echoes, answers to questions asked in the chat and a leaning yes/no, on hand-written evidence."""
+"""What/which spans, echoes, answers to questions asked in the chat, a leaning yes/no and "not sure", on hand-written
+evidence (and the sample chats through the real parts)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from test_answer import memory
 
 from ripplecli.answer import NOT_FOUND
@@ -375,3 +379,138 @@ def test_a_short_reply_without_a_count_takes_the_count_it_answers() -> None:
     reply.context = ReplyContext("D1:1", "Alex", "Four hundred, plus they want to replace a belt.")
     answer = typed_answer("How much did the alternator cost?", [reply])
     assert answer.span == "Four hundred" and "Four hundred, plus" in answer.text
+
+
+def test_a_habit_or_a_duty_is_no_purpose_and_a_doing_for_someone_is() -> None:
+    """ "we used to jog" and "had to rest" say what was done; "running it for the … Foundation" says why."""
+    evidence = [
+        memory(1, "Jordan", "I signed up for the Lakeshore 10K on May 17th."),
+        memory(2, "Jordan", "She's the one who got me into running, we used to jog around the reservoir every day."),
+        memory(3, "Jordan", "I'm running it for the Northside Lymphoma Foundation, they fund research."),
+    ]
+    answer = typed_answer("Why is Jordan running the Lakeshore 10K?", evidence)
+    assert answer.span == "for the Northside Lymphoma Foundation" and answer.sure and "[m3]" in answer.text
+    rest = [memory(4, "Jordan", "The training is up and down. I got shin splints and had to rest for ten days.")]
+    assert typed_answer("What is Jordan training for?", rest).span != "to rest for ten days"
+    cousin = [memory(5, "Maria", "My cousin had to leave and find a new place in a hurry.")]
+    assert typed_answer("Why did Maria need to help her cousin find a new place?", cousin).span == (
+        "to leave and find a new place in a hurry"  # a duty answers why someone needed to
+    )
+    store = [memory(6, "Gina", "I added some dance items to Gina's store.")]
+    assert typed_answer("Why did Gina combine her clothing business with dance?", store).span != "to Gina's store"
+
+
+def test_no_span_of_the_asked_kind_is_not_sure_with_the_top_memory() -> None:
+    from ripplecli.answer import NOT_SURE
+
+    evidence = [
+        memory(1, "Nora", "It is. So I'd be leaving Chicago."),
+        memory(2, "Nora", "It's tiny, but it's mine for a year. The movers come on May 28th."),
+    ]
+    answer = typed_answer("Why is Nora moving?", evidence)
+    assert answer.found and not answer.sure and answer.span == NOT_SURE
+    assert answer.text.startswith(f"{NOT_SURE} — closest: Nora") and answer.citations == [1]
+    assert answer.to_dict()["sure"] is False
+    from ripplecli.api import brief_answer
+    from ripplecli.cli.render import answer_text
+
+    assert brief_answer(answer)["sure"] is False  # what an agent reads through MCP
+    assert answer_text(answer).startswith("[bold yellow]answer[/] (typed, why): not sure — closest:")
+    assert typed_answer("Where is Nora moving to?", evidence).span == NOT_SURE  # no place is named
+    assert typed_answer("What did Nora say about the movers?", evidence).sure  # a what-question takes the clause
+
+
+def test_an_amount_or_a_name_asked_in_the_chat_answers_the_same_question() -> None:
+    """ "How's the car?" … "How much are they charging?" — "Four hundred": the reply to the same kind of question."""
+    car = [
+        memory(1, "Sam", "How's the car? Did the garage call back?"),
+        memory(2, "Alex", "They did. The alternator is dead, so I'm taking the bus all week."),
+        memory(3, "Sam", "Ugh, sorry. How much are they charging?"),
+        memory(4, "Alex", "Four hundred, plus they want to replace a belt while they're in there."),
+    ]
+    answer = typed_answer("How much is the car repair?", car)
+    assert answer.span == "Four hundred" and "[m4]" in answer.text and "How much are they charging?" in answer.text
+    cat = [
+        memory(1, "Riley", "You'll do it. Oh, I adopted a cat, by the way."),
+        memory(2, "Jordan", "No way! What's its name?"),
+        memory(3, "Riley", "Pickle. She's grey and extremely opinionated."),
+    ]
+    assert typed_answer("What is the name of Riley's cat?", cat).span == "Pickle"
+
+
+def test_a_name_question_takes_the_name_the_top_memory_gives() -> None:
+    """ "What is my dog's name?": no memory says "dog", the top one names a greyhound."""
+    evidence = [memory(1, "You", "I adopted a greyhound named Biscuit last week."), memory(2, "ChatGPT", "Congrats!")]
+    answer = typed_answer("What is my dog's name?", evidence)
+    assert answer.found and answer.span == "Biscuit" and "[m1]" in answer.text
+    kyle = [memory(3, "John", "Thanks, Maria! Our son is so cute, his name is Kyle! Maria says hi.")]
+    assert typed_answer("What is the name of John's son?", kyle).span == "Kyle"
+
+
+def test_a_tie_a_choice_a_guess_a_title_a_caption_and_an_echo_are_not_sure() -> None:
+    tie = [memory(1, "Gina", "Hi!"), memory(2, "Gina", "The store looks amazing."), memory(3, "Gina", "Store is old.")]
+    assert not typed_answer("What did Gina say about the store?", tie).sure  # two memories say it: which one?
+    beach = [memory(3, "John", "I love the beach, and the mountains are lovely too.")]
+    assert not typed_answer("Does John live close to a beach or the mountains?", beach).sure
+    degree = [memory(4, "John", "My degree gave me a passion for making a positive impact.")]
+    assert not typed_answer("What might John's degree be in?", degree).sure
+    book = [memory(5, "Caroline", "It reminds me of a book I read a while ago.")]
+    assert not typed_answer("What book did Caroline recommend?", book).sure
+    photo = [memory(6, "Gina", "[image: a photo of a group of people in a dance class]")]
+    assert not typed_answer("What does Gina say about the dancers in the dance class?", photo).sure
+    cause = [memory(7, "John", "I've done events for the cause.")]
+    assert not typed_answer("What causes has John done events for?", cause).sure
+
+
+def test_how_something_was_done_is_what_follows_by_and_a_feeling_is_not_read() -> None:
+    confident = [memory(1, "Gina", "I stay confident by reminding myself of my successes and progress.")]
+    answer = typed_answer("How does Gina stay confident in her business?", confident)
+    assert answer.type == "how" and answer.span == "by reminding myself of my successes and progress"
+    night = [memory(2, "Jon", "The official opening night is tomorrow, it's been a great ride.")]
+    assert not typed_answer("How does Jon feel about the opening night of his dance studio?", night).sure
+
+
+def test_a_place_said_without_a_name_and_a_certificate_of_what_it_is_for() -> None:
+    bone = [memory(1, "Melanie", "Oliver hid his bone in Melanie's slipper, so funny.")]
+    assert typed_answer("Where did Oliver hide his bone?", bone).span == "Melanie's slipper"
+    photo = [memory(2, "John", "[image: a photo of a certificate of completion of a university degree]")]
+    assert typed_answer("What did John receive a certificate for?", photo).span == "completion of a university degree"
+    dogs = [memory(3, "Maria", "I volunteer at the dog shelter once a month.")]
+    assert typed_answer("How many dogs has Maria adopted from the dog shelter?", dogs).span != "once"
+
+
+def test_not_sure_is_an_abstention() -> None:
+    from ripplecli.eval.metrics import is_abstention
+
+    assert is_abstention("not sure")
+
+
+@pytest.mark.slow
+def test_the_sample_chats_are_answered_right_or_not_sure_through_the_real_parts(tmp_path) -> None:
+    """The demo's own questions through the real encoder and spaCy: each answer is right or says "not sure"."""
+    from ripplecli.answer import NOT_SURE
+    from ripplecli.api import Memory
+
+    chats = Path(__file__).parents[1] / "sample_chats"
+    questions = [
+        "Why is Jordan running the Lakeshore 10K?",
+        "What is Jordan raising money for?",
+        "How much is the car repair?",
+        "Should Alex take Maya to Harbor Grill?",
+        "Where is Nora moving to?",
+        "Why did Jordan stop running?",
+        "Why is Nora moving?",
+        "What is Jordan training for?",
+    ]
+    with Memory(tmp_path / "store") as memory:
+        for name in ("dinner", "moving", "running"):
+            memory.ingest(chats / f"{name}.json")
+        answers = {q: memory.recall(q, answer="typed").answer for q in questions}
+    spans = {q: (a.span if a is not None else None) or "" for q, a in answers.items()}
+    assert "Northside Lymphoma Foundation" in spans["Why is Jordan running the Lakeshore 10K?"]
+    assert spans["What is Jordan raising money for?"] == NOT_SURE or "Northside" in spans[questions[1]]
+    assert spans["How much is the car repair?"] == "Four hundred"
+    assert spans["Should Alex take Maya to Harbor Grill?"] == "Likely no"
+    assert "Denver" in spans["Where is Nora moving to?"]
+    assert not any("reservoir" in span or "movers" in span or "rest for" in span for span in spans.values())
+    assert all(a is not None and a.sure == (a.span != NOT_SURE) for a in answers.values())

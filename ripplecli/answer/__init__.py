@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ripplecli.answer.base import NO_MODEL, NOT_FOUND, Answer, AnswerStream, ModelProvider
+from ripplecli.answer.base import NO_MODEL, NOT_FOUND, NOT_SURE, Answer, AnswerStream, ModelProvider
 from ripplecli.errors import ModelError
 from ripplecli.registry import ANSWER_MODES
 from ripplecli.runtime.llm import CallLog
@@ -21,6 +21,7 @@ from ripplecli.trace import Evidence
 __all__ = [
     "ANSWER_MODES",
     "NOT_FOUND",
+    "NOT_SURE",
     "Answer",
     "AnswerStream",
     "ModelProvider",

@@ -9,7 +9,8 @@ from ripplecli.protocols import LLM
 from ripplecli.trace import Answer  # part of the recall result; answerers build it
 
 NOT_FOUND = "not found in your chats"
-__all__ = ["NOT_FOUND", "NO_MODEL", "Answer", "AnswerStream", "ModelProvider"]
+NOT_SURE = "not sure"  # the span of an answer whose evidence holds nothing of the kind the question asks for
+__all__ = ["NOT_FOUND", "NOT_SURE", "NO_MODEL", "Answer", "AnswerStream", "ModelProvider"]
 
 
 @dataclass

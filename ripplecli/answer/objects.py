@@ -26,6 +26,7 @@ _OBJECT_END = re.compile(
 OBJECT_WORDS = 8  # an object longer than this is a clause, not the thing asked for
 BETWEEN = 2  # words allowed between the anchor and its preposition ("allergic [mostly] to", "training [hard] for")
 _WORD = re.compile(r"[\w'-]+")
+SAID_AS = {"for": "(?:for|of)"}
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,10 @@ def asked_object(question: str, names: set[str]) -> AskedObject | None:
 
 def object_after(asked: AskedObject, text: str, dropped: set[str]) -> str | None:
     """The object the text gives the anchor and its preposition, or None; one made only of the question's
-    words (`dropped`) or little words answers nothing."""
-    between = re.compile(rf"(?:\s+[\w'-]+){{0,{BETWEEN}}}?\s+{asked.preposition}\s+", re.IGNORECASE)
+    words (`dropped`) or little words answers nothing. What a thing is "for" may follow "of" ("a certificate of
+    [completion of a degree]" to "What did John receive a certificate for?")."""
+    preposition = SAID_AS.get(asked.preposition, asked.preposition)
+    between = re.compile(rf"(?:\s+[\w'-]+){{0,{BETWEEN}}}?\s+{preposition}\s+", re.IGNORECASE)
     for word in _WORD.finditer(text):
         if stem(word.group().lower()) != asked.anchor:
             continue

@@ -65,6 +65,11 @@ def answer_phrase(text: str, dropped: set[str]) -> str:
     return " ".join(words) or text
 
 
+def is_caption(text: str) -> bool:
+    """Whether a clause is a shared photo's caption ("[image: a photo of a dog on a beach]")."""
+    return _CAPTION.match(text) is not None
+
+
 def asked_noun(question: str) -> str | None:
     """The thing a what/which question asks for: "workshop" in "What workshop did Caroline attend?"."""
     match = _ASKING.match(question)
@@ -126,7 +131,7 @@ def _opener(match: re.Match[str], text: str) -> bool:
 
 
 # Capitalised, but a time: "took Biscuit to the dog beach on Sunday" names only Biscuit.
-_TIMES = frozenset({*WEEKDAYS, *FULL_MONTHS, "christmas", "easter"})
+TIME_NAMES = frozenset({*WEEKDAYS, *FULL_MONTHS, "christmas", "easter"})
 
 
 def _without_little_words(name: str) -> str:
@@ -140,5 +145,26 @@ def _without_little_words(name: str) -> str:
 def names_in(text: str, known: set[str]) -> str:
     """The names the text gives that the question and its persons do not ("his name is Kyle" → "Kyle")."""
     named = (_without_little_words(m.group(0)) for m in _CAPITALISED.finditer(text) if not _opener(m, text))
-    found = [name for name in named if name and name.lower().split()[0] not in known and name.lower() not in _TIMES]
+    found = [name for name in named if name and name.lower().split()[0] not in known and name.lower() not in TIME_NAMES]
     return ", ".join(dict.fromkeys(found))
+
+
+_NAMED = re.compile(r"\b(?:named|called|(?i:name is|name's))\s+([A-Z][\w'-]*(?:\s+(?:&\s+)?[A-Z][\w'-]*){0,3})")
+
+
+def given_name(text: str) -> str | None:
+    """The name a text gives something: "a greyhound named [Biscuit]", "his name is [Kyle]", "called [Crumb & Co]"."""
+    found = _NAMED.search(text)
+    return found.group(1) if found else None
+
+
+_LEADING_NAME = re.compile(r"^\s*([A-Z][\w'-]*(?:\s+(?:&\s+)?[A-Z][\w'-]*){0,3})\s*(?:[.!,]|$)")
+
+
+def reply_name(said: str, known: set[str]) -> str | None:
+    """The name a reply to "What's its name?" gives: the name it opens with ("Pickle. She's grey"), not a reply's
+    opener ("Thanks!"), else a name it says."""
+    leading = _LEADING_NAME.match(said)
+    if leading and leading.group(1).lower() not in STOP_EDGE | known:
+        return leading.group(1)
+    return names_in(said, known) or None

@@ -9,7 +9,16 @@ from typing import Any
 import typer
 
 from ripplecli.recall.modes import MODES
-from ripplecli.registry import ANSWER_MODES, EVAL_ANSWERS, EXTRACTORS, FORMATS, LINKS, PLANNERS, QUERY_ANALYZERS
+from ripplecli.registry import (
+    ANSWER_MODES,
+    EVAL_ANSWERS,
+    EXTRACTORS,
+    FORMATS,
+    LINKS,
+    LONGMEMEVAL_TYPES,
+    PLANNERS,
+    QUERY_ANALYZERS,
+)
 
 # (command, option) -> the names it accepts, in the order help lists them.
 CHOICES: dict[tuple[str, str], list[str]] = {
@@ -22,6 +31,7 @@ CHOICES: dict[tuple[str, str], list[str]] = {
     ("ingest", "--links"): ["none", *LINKS],
     ("eval locomo", "--modes"): list(MODES),
     ("eval locomo", "--answer"): list(EVAL_ANSWERS),
+    ("eval longmemeval", "--types"): list(LONGMEMEVAL_TYPES),  # its --modes and --answer are eval locomo's
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from ripplecli.cli.common import (
 )
 from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
+from ripplecli.registry import FORMATS
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:  # the readers load only when a file is read, not for --help
@@ -101,9 +103,10 @@ def stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
 
 
-def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str | None, str | None]:
-    """The owner's name for files that mark the owner's turns (--me, `me` in the config, asked once, or the
-    export's own), and the hint to print after the ingest when the export's own name was used.
+def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str | None, str | None, str | None]:
+    """(me, default, hint): the owner's name when the user gives it (--me, `me` in the config, or asked once), else
+    the export's own name for the owner's turns and the hint to print after the ingest. Only `me` names the owner
+    of a group chat, so a default never does.
 
     Asked only on a terminal, and saved as `me`."""
     from ripplecli.api import owner_name
@@ -111,28 +114,48 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
     from ripplecli.owner import default_owner_name, is_role_word
 
     conversations = [c for _, chats in parsed for c in chats]
+    me = owner_name(conversations, given)
     default = default_owner_name(conversations)
-    if default is None:
-        return None, None
-    name = owner_name(conversations, given)
-    if name is not None:
-        return name, None
+    if me is not None or default is None:
+        return me, None, None
     if stdin_is_terminal():
         question = "These chats have your own messages. Your name (saved as `me`)"
         answer = typer.prompt(question, default=default, err=True)  # stderr: `--json` output stays JSON
         set_config("me", answer)
-        return " ".join(answer.split()), None
+        return " ".join(answer.split()), None, None
     if is_role_word(default):
         hint = (
-            f"ripple: your own messages are stored as '{default}'; to use your name, run "
-            "`ripple config set me NAME` before ingesting"
+            f"ripple: your own messages are stored as '{default}', so \"I\" in them stays unresolved; to use your "
+            "name, ingest with `--me NAME` (or run `ripple config set me NAME` before ingesting)"
         )
     else:  # a name the export gives its owner (a WhatsApp chat's other side, Claude's users.json)
         hint = (
             f"ripple: your own messages are stored as '{default}', the export's name for you; "
-            "`ripple config set me NAME` before ingesting chooses another"
+            "`--me NAME` (or `ripple config set me NAME` before ingesting) chooses another"
         )
-    return default, hint
+    return None, default, hint
+
+
+LISTED_PEOPLE = 8  # people named in the line about a chat `me` names no one of, before "and N more"
+
+
+def no_owner_line(report: IngestReport, me: str) -> str | None:
+    """One line for a file's chats whose export names no owner and whose people `me` is none of: they are stored
+    without an owner, so "I" in a question does not reach them."""
+    if not report.no_owner:
+        return None
+    chats = [str(chat["chat"]) for chat in report.no_owner]
+    people = list(dict.fromkeys(person for chat in report.no_owner for person in chat["people"]))
+    shown = ", ".join(people[:LISTED_PEOPLE]) + (
+        f" and {len(people) - LISTED_PEOPLE} more" if len(people) > LISTED_PEOPLE else ""
+    )
+    where = f"'{chats[0]}'" if len(chats) == 1 else f"{counted(len(chats), 'chat')} ({_names(chats)})"
+    stored = "it is" if len(chats) == 1 else "they are"
+    return (
+        f"ripple: {Path(report.file).name}: you are '{me}' (--me, else `me` in the config), none of the people of "
+        f"{where} ({shown or 'no one wrote'}), so {stored} stored without an owner; `--me NAME` with one of "
+        "these names names you there"
+    )
 
 
 @user_errors
@@ -140,8 +163,7 @@ def ingest(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Chat exports: files, .zip archives or export folders (ChatGPT, Claude, Telegram, WhatsApp, Slack, "
-            "Discord, notes, ripple's native JSON, LoCoMo, LongMemEval)."
+            help="Chat exports: files, .zip archives or export folders, in the formats listed above."
         ),
     ],
     fmt: Annotated[
@@ -155,7 +177,12 @@ def ingest(
         str, choice("ingest", "--links", "Antecedent links too (cable: rules, cable-llm: the local model).")
     ] = "none",
     me: Annotated[
-        str | None, typer.Option("--me", help="Your name for your own messages (default: `ripple config get me`).")
+        str | None,
+        typer.Option(
+            "--me",
+            help="Your name for your own messages, and who you are in a group chat, a Slack or a Discord export "
+            "(default: `ripple config get me`).",
+        ),
     ] = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
@@ -171,17 +198,12 @@ def ingest(
     ingest lists what it read, as what, and what it passed over.
 
     \b
-    chatgpt, claude   conversations.json from the account's data export
-    telegram          Telegram Desktop's JSON export (result.json)
-    whatsapp          a chat's "Export chat" .txt (or its zip)
-    slack             the workspace export (zip or folder)
-    discord           DiscordChatExporter JSON
-    notes             .md / .txt you wrote, a memory per paragraph
-    native            ripple's own JSON (sessions of speaker + text turns)
+    {formats}
 
     Exports that mark your own messages (ChatGPT's `user`, Claude's `human`, your
     side of a Telegram or WhatsApp chat) store them under your name: `--me`, else
-    `me` in the config, else asked once on a terminal.
+    `me` in the config, else asked once on a terminal. A group chat, a Slack or a
+    Discord export does not say who you are: the person `--me` (or `me`) names is.
 
     A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
     """
@@ -200,7 +222,7 @@ def ingest(
         from ripplecli.local_models import load_llm
 
         load_llm(model)  # an unusable model is one line before the store is touched
-    owner, hint = owner_for(parsed, me)
+    owner, default_owner, hint = owner_for(parsed, me)
     reports = []
     from rich.progress import TextColumn
 
@@ -216,7 +238,13 @@ def ingest(
 
             reports.append(
                 memory.ingest(
-                    path, conversations=conversations, extractor=extractor, progress=advance, links=links, owner=owner
+                    path,
+                    conversations=conversations,
+                    extractor=extractor,
+                    progress=advance,
+                    links=links,
+                    owner=owner,
+                    default_owner=default_owner,
                 )
             )
     if as_json:
@@ -228,6 +256,10 @@ def ingest(
             err_console.print(printable(line), markup=False, soft_wrap=True)
     if hint:
         err_console.print(hint, markup=False, soft_wrap=True)
+    for report in reports:
+        line = no_owner_line(report, owner or "")
+        if line:
+            err_console.print(printable(line), markup=False, soft_wrap=True)
     rejected = sum(r.rejected for r in reports)
     if rejected:
         err_console.print(
@@ -240,3 +272,12 @@ def ingest(
     edited = sum(r.edited for r in reports)
     if edited:
         err_console.print(_edited_line(edited), markup=False, soft_wrap=True)
+
+
+def format_table() -> str:
+    """The help's table of chat formats, a line each from the registry (listing imports no reader)."""
+    width = max(len(name) for name in FORMATS) + 3
+    return "\n".join(f"{name:<{width}}{entry.summary}" for name, entry in FORMATS.items())
+
+
+ingest.__doc__ = inspect.cleandoc(ingest.__doc__ or "").replace("{formats}", format_table())

@@ -183,8 +183,9 @@ def trace_tree(result: RecallResult) -> Tree:
     _rounds(tree, trace.rounds or [])
     if trace.day:
         day = _days(trace.day.said_on)
+        told = "" if trace.query_cues.said_on else " or telling of then"  # "yesterday": a time, not a named day
         tree.add(
-            f"[bold]day[/] · {day}: {trace.day.memories} memories said then; "
+            f"[bold]day[/] · {day}: {trace.day.memories} memories said then{told}; "
             f"what was said on other days ranks {trace.day.others_demoted:g}× further down"
         )
     if trace.focus:
@@ -218,7 +219,7 @@ def answer_text(answer: Answer) -> str:
     """The answer line with its method and type."""
     kind = f"{answer.method}, {answer.type}" if answer.type else answer.method
     text = inert(answer.text) if answer.text else f"[dim]{inert(answer.note or 'no answer')}[/]"
-    style = "bold" if answer.found else "bold yellow"
+    style = "bold" if answer.found and answer.sure else "bold yellow"  # "not found" and "not sure" stand out
     line = f"[{style}]answer[/] ({kind}): {text}"
     if answer.fallback:
         line += f"  [yellow]model fallback: {inert(answer.fallback)}[/]"

@@ -14,7 +14,7 @@ import json
 from datetime import datetime
 
 from ripplecli.formats.days import Dated, by_day, from_epoch
-from ripplecli.formats.fields import ChatFormat, Node, located, quote, records
+from ripplecli.formats.fields import ChatFormat, Node, keyed, located, quote, records
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"user": "owner", "assistant": "assistant", "tool": "assistant"}
@@ -163,4 +163,4 @@ def parse_epoch(node: Node) -> datetime:
 
 
 # ChatGPT export conversations: recognised by "mapping"
-FORMAT = ChatFormat("mapping", parse_chatgpt, label="a ChatGPT export")
+FORMAT = ChatFormat(parse_chatgpt, keyed("mapping"), label="a ChatGPT export")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from ripplecli.formats.days import Dated, by_day, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, clean_text, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Unique, clean_text, keyed, located, quote
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"human": "owner", "user": "owner", "assistant": "assistant"}
@@ -140,5 +140,9 @@ NAME_LIMIT = 100  # characters of a full name kept (a name, not a paragraph)
 
 # Claude.ai export conversations: recognised by "chat_messages"
 FORMAT = ChatFormat(
-    "chat_messages", parse_claude, label="a Claude export", account_file="users.json", account_name=account_name
+    parse_claude,
+    keyed("chat_messages"),
+    label="a Claude export",
+    account_file="users.json",
+    account_name=account_name,
 )

@@ -186,14 +186,42 @@ def with_caption(text: str, caption: str) -> str:
     return f"{text} [image: {caption}]" if text else f"[image: {caption}]"
 
 
+# How sure a reader's `detect` is that an input is its format; the surest reader reads it (ties: the registry's
+# priority), and 0 means "not mine".
+SURE = 1.0  # a key or a line only this format writes
+LIKELY = 0.5  # a shape another format may share (a Telegram chat's "messages" beside an "id")
+FALLBACK = 0.1  # any input of the kind the reader takes that no other reader claims (notes: any prose .md/.txt)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A folder export's answer to "is any of this zip or folder yours": the files its export is made of (by path
+    in the zip or folder) and how sure it is; the other files are not its own."""
+
+    files: frozenset[str]
+    confidence: float = SURE
+
+
+def first_object(data: object) -> dict:
+    """The top-level object a JSON reader recognises a file by (the first of a list); {} for any other shape."""
+    sample = data[0] if isinstance(data, list) and data else data
+    return sample if isinstance(sample, dict) else {}
+
+
+def keyed(key: str) -> Callable[[object], float]:
+    """The `detect` of a JSON format recognised by a key only its top-level objects carry."""
+    return lambda data: SURE if key in first_object(data) else 0.0
+
+
 @dataclass(frozen=True)
 class ChatFormat:
-    """What a reader module declares (as `FORMAT`): how to recognise its files and how to read them."""
+    """What a reader module declares (as `FORMAT`): how to read its files and how to recognise them."""
 
-    signature: str  # the key only this format's top-level objects carry (auto-detection); "" for non-JSON input
     parse: Callable[[Any, str], list[Conversation]]  # (what it reads, file name) -> conversations
+    # Auto-detection (ripplecli.formats.detect): given what the reader reads, parsed JSON or a TextDoc, how sure it
+    # is that it is its format (0 to SURE); given the file paths of a zip or folder ("tree"), its Claim or None.
+    detect: Callable[[Any], Any]
     reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": a Tree of an export folder's JSON
-    also: tuple[str, ...] = ()  # more top-level keys that tell this format, tried after every signature
     label: str = "JSON"  # what a file of this format is, in a refusal that guesses it: "a Telegram export"
     # The account file an export keeps beside its chats, and how to read the owner's name from its bytes (Claude's
     # users.json); the owner's turns then carry that name instead of the export's role word ("human").

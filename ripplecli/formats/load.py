@@ -10,20 +10,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ripplecli.errors import InputError
-from ripplecli.formats.fields import ChatFormat, Keys, ShapeError, json_path, json_type, quote
-from ripplecli.formats.text import TextDoc, Tree
+from ripplecli.formats.detect import (
+    HELP,
+    UnknownFormat,
+    claim_bundle,
+    describe_text,
+    detect_format,
+    json_guess,
+    text_format,
+)
+from ripplecli.formats.fields import ChatFormat, Claim, Keys, ShapeError, json_path
+from ripplecli.formats.text import TEXT_SUFFIXES, TextDoc, Tree
 from ripplecli.model import Conversation
 from ripplecli.owner import with_owner
 from ripplecli.registry import FORMATS
 
-NOTE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})
-READABLE_SUFFIXES = NOTE_SUFFIXES | {".json"}
+READABLE_SUFFIXES = TEXT_SUFFIXES | {".json"}
 MAX_ACCOUNT_BYTES = 1 << 20  # an account file beside the chats names a person; a bigger one is not that file
 MAX_BUNDLE_BYTES = 2 << 30  # chat files in one zip or folder; more is a mistake (or a zip bomb)
-HELP = "see `ripple ingest --help` for the exports ripple reads, or write its native JSON"
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-_DATED_LINE = re.compile(r"^\W{0,3}\d{1,4}[./-]\d{1,2}[./-]\d{1,4}")
 
 
 @dataclass(frozen=True)
@@ -43,23 +49,10 @@ class Reading:
     members: list[Member] = field(default_factory=list)
 
 
-class UnknownFormat(InputError):
-    """A file that is readable but in no format ripple knows (inside a zip or folder such files are passed over)."""
-
-
 def reads(fmt: str) -> str:
     """What the format's parser is given: "json", "text" or "tree"."""
     reader: ChatFormat = FORMATS.load(fmt)
     return reader.reads
-
-
-def signature_keys() -> dict[str, str]:
-    """Top-level key -> the format it tells, in registry order: every format's signature, then the extra keys."""
-    readers = {name: FORMATS.load(name) for name in FORMATS}
-    keys = {reader.signature: name for name, reader in readers.items() if reader.signature}
-    for name, reader in readers.items():
-        keys.update({key: name for key in reader.also if key not in keys})
-    return keys
 
 
 def check_format(fmt: str, name: str = "") -> None:
@@ -103,8 +96,9 @@ def member_name(container: str, path: str) -> str:
 def read_file(
     raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
 ) -> list[Conversation]:
-    """One file's bytes: JSON formats by their keys, text as a WhatsApp chat or notes. With `only` (a zip or folder
-    read with an explicit --format), a file detected as another format is UnknownFormat, so it is passed over."""
+    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`. With
+    `only` (a zip or folder read with an explicit --format), a file detected as another format is UnknownFormat,
+    so it is passed over."""
     return read_file_as(raw, name, fmt, modified, container, only)[1]
 
 
@@ -119,15 +113,15 @@ def read_file_as(
     if kind == "tree":
         raise InputError(f"{name}: --format {fmt} reads an export folder or its .zip, not one file")
     if kind == "text" and is_json:
-        wanted = "WhatsApp chat .txt" if fmt == "whatsapp" else "note (.md/.txt)"
-        raise InputError(f"{name}: is JSON ({_json_guess(text)}), not a {wanted}; try --format auto, or {HELP}")
+        wanted = FORMATS.load(fmt).label
+        raise InputError(f"{name}: is JSON ({json_guess(text)}), not {wanted}; try --format auto, or {HELP}")
+    doc = TextDoc(text, name.removeprefix(member_name(container, "")) if container else name, modified, container)
     if kind == "text" or (kind == "auto" and not is_json):
-        chosen = _text_format(text, name, suffix) if fmt == "auto" else fmt
+        chosen = text_format(doc, name) if fmt == "auto" else fmt
         _only(chosen, only, name)
-        doc = TextDoc(text, name.removeprefix(member_name(container, "")) if container else name, modified, container)
         return chosen, FORMATS.load(chosen).parse(doc, name)
     if not is_json:
-        raise InputError(f"{name}: is not JSON but {describe_text(text)}, so it is no {fmt} export; {HELP}")
+        raise InputError(f"{name}: is not JSON but {describe_text(doc)}, so it is no {fmt} export; {HELP}")
     data = _parse_json(text, name)
     try:
         chosen = detect_format(data) if fmt == "auto" else fmt
@@ -149,23 +143,13 @@ def _only(chosen: str, only: str | None, name: str) -> None:
 
 
 def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -> Reading:
-    """A zip or folder as it comes: a Slack export as a whole, otherwise every chat file in it (files in no
-    known format, such as an export's user.json or its media, are passed over, and listed as such)."""
+    """A zip or folder as it comes: a folder export (a Slack workspace) as a whole, otherwise every chat file in
+    it (files in no known format, such as an export's user.json or its media, are passed over, and listed as
+    such)."""
     paths = list(members)
-    from ripplecli.formats.slack import find_root
-
-    if (fmt != "auto" and reads(fmt) == "tree") or (fmt == "auto" and find_root(paths) is not None):
-        tree = Tree(
-            name,
-            {
-                path: _parse_json(_decode(raw, member_name(name, path)), member_name(name, path))
-                for path, (raw, _) in members.items()
-                if path.endswith(".json")
-            },
-        )
-        chosen = fmt if fmt != "auto" else "slack"
-        listed = [_tree_member(path, chosen, find_root(paths) or "") for path in paths]
-        return Reading(FORMATS.load(chosen).parse(tree, name), listed)
+    claimed = claim_bundle(paths, fmt)
+    if claimed is not None:
+        return _read_tree(members, name, *claimed)
     conversations: list[Conversation] = []
     listed = []
     accounts: dict[str, str] = {}  # account file -> the format whose owner it named
@@ -223,98 +207,38 @@ def _beside(path: Path, reader: ChatFormat) -> bytes | None:
         return None
 
 
-def _tree_member(path: str, chosen: str, root: str) -> Member:
-    """A file of an export read as a whole: read when it is JSON inside the export's folder (files beside that
-    folder are not read, so they are not listed as read), otherwise passed over and why."""
-    if not path.endswith(".json"):
-        return Member(path, None, "not JSON")
-    if not path.startswith(root):
-        return Member(path, None, f"outside the {chosen} export")
-    return Member(path, chosen)
+def _read_tree(members: dict[str, tuple[bytes, object]], name: str, chosen: str, claim: Claim) -> Reading:
+    """A folder export read as a whole: its reader is given the JSON of the files it claimed."""
+    tree = Tree(
+        name,
+        {
+            path: _parse_json(_decode(raw, member_name(name, path)), member_name(name, path))
+            for path, (raw, _) in members.items()
+            if path in claim.files
+        },
+    )
+    listed = [_tree_member(path, chosen, claim) for path in members]
+    return Reading(FORMATS.load(chosen).parse(tree, name), listed)
 
 
-def detect_format(data: object) -> str:
-    """Name the format by the key only its top-level objects carry."""
-    sample = data[0] if isinstance(data, list) and data else data
-    if isinstance(sample, dict):
-        for key, format_name in signature_keys().items():
-            if key in sample and (key != "messages" or "id" in sample):
-                return format_name
-    if data == []:
-        raise UnknownFormat("holds an empty list, so there is nothing to read")
-    raise UnknownFormat(f"is not a chat export ripple knows: it looks like {describe_json(data)}; {HELP}")
-
-
-def _json_guess(text: str) -> str:
-    """What a JSON file seems to be, for a refusal that names it: "a Telegram export?"."""
-    try:
-        data = json.loads(text)
-        return FORMATS.load(detect_format(data)).label + "?"
-    except UnknownFormat:
-        return describe_json(data)
-    except (ValueError, RecursionError):
-        return "not even valid JSON"
-
-
-def describe_json(data: object) -> str:
-    """What an unrecognised JSON document looks like, in a few words."""
-    sample = data[0] if isinstance(data, list) and data else data
-    if isinstance(sample, dict):
-        keys = list(sample)
-        if "messages" in sample:
-            return "a list of messages without a chat id (a Telegram or Discord export has one)"
-        if {"role", "content"} <= set(keys):
-            return "an OpenAI-style message list (role/content); ripple reads the ChatGPT account export"
-        if "personal_information" in sample:
-            return "a Telegram account export without chats (export them as JSON too)"
-        shown = ", ".join(quote(str(key), 30) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
-        where = f"a list of {len(data)} objects" if isinstance(data, list) else "an object"
-        return f"{where} with keys {shown or 'none'}"
-    return f"{json_type(data)}" if not isinstance(data, list) else f"a list of {json_type(sample)}s"
-
-
-def describe_text(text: str) -> str:
-    """What a text file that is not JSON looks like."""
-    from ripplecli.formats.whatsapp import looks_like_whatsapp
-
-    head = text.lstrip()[:200].lower()
-    if looks_like_whatsapp(text):
-        return "a WhatsApp chat export"
-    if head.startswith(("<!doctype html", "<html")):
-        return "an HTML page (Telegram and ChatGPT export HTML too; ripple reads their JSON)"
-    if _dated_lines(text):
-        return "plain text with dated lines, not in a WhatsApp form ripple reads"
-    return "plain text without WhatsApp message lines"
-
-
-def _text_format(text: str, name: str, suffix: str) -> str:
-    """Auto-detection for text: a WhatsApp chat, else notes (for .md/.txt files), else a refusal."""
-    from ripplecli.formats.whatsapp import looks_like_whatsapp
-
-    if looks_like_whatsapp(text):
-        return "whatsapp"
-    looks = describe_text(text)
-    if suffix in NOTE_SUFFIXES and looks == "plain text without WhatsApp message lines":
-        return "notes"
-    raise UnknownFormat(f"{name}: is {looks}; {HELP}")
+def _tree_member(path: str, chosen: str, claim: Claim) -> Member:
+    """A file of a zip or folder read as a folder export: read when the export claimed it (files beside its folder
+    are not read, so they are not listed as read), otherwise passed over and why."""
+    if path in claim.files:
+        return Member(path, chosen)
+    return Member(path, None, "not JSON" if not path.endswith(".json") else f"outside the {chosen} export")
 
 
 def _json_not_text(text: str, suffix: str) -> bool:
     """Whether a file that opens like JSON is JSON: any file but a .txt or .md one, which must parse as JSON
     (iOS WhatsApp lines and Markdown links open with "[" too)."""
-    if suffix not in NOTE_SUFFIXES:
+    if suffix not in TEXT_SUFFIXES:
         return True
     try:
         json.loads(text)
     except (ValueError, RecursionError):
         return False
     return True
-
-
-def _dated_lines(text: str) -> bool:
-    """Whether many lines start with a date, as chat logs do."""
-    lines = [line for line in text.splitlines()[:200] if line.strip()]
-    return bool(lines) and sum(1 for line in lines if _DATED_LINE.match(line)) >= 0.3 * len(lines)
 
 
 def _stat(path: Path, name: str) -> os.stat_result:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote, records, with_caption
+from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote, records, with_caption
 from ripplecli.model import Conversation, Session, Turn
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -68,4 +68,4 @@ def _locomo_datetime(raw: str) -> datetime:
 
 
 # LoCoMo samples: recognised by "conversation"
-FORMAT = ChatFormat("conversation", parse_locomo, label="a LoCoMo file")
+FORMAT = ChatFormat(parse_locomo, keyed("conversation"), label="a LoCoMo file")

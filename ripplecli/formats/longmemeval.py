@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote, records
+from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote, records
 from ripplecli.model import Conversation, Session, Turn
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -56,8 +56,14 @@ def _turns(session: Node, number: int) -> list[Turn]:
             raise role.fail(f'must be "user" or "assistant", got {quote(role.string())}')
         text = node.at("content").string()
         if text:
-            turns.append(Turn(f"D{number}:{position}", speaker, text))
+            turns.append(Turn(turn_id(number, position), speaker, text))
     return turns
+
+
+def turn_id(session_number: int, position: int) -> str:
+    """A haystack turn's id, D<session>:<turn>, both counted from 1 in the file's order (the evaluation finds the
+    `has_answer` turns by it)."""
+    return f"D{session_number}:{position}"
 
 
 def parse_longmemeval_date(node: Node) -> datetime:
@@ -74,4 +80,4 @@ def parse_longmemeval_date(node: Node) -> datetime:
 
 
 # LongMemEval entries: recognised by "haystack_sessions"
-FORMAT = ChatFormat("haystack_sessions", parse_longmemeval, label="a LongMemEval file")
+FORMAT = ChatFormat(parse_longmemeval, keyed("haystack_sessions"), label="a LongMemEval file")

@@ -3,19 +3,22 @@
 `users.json` names the people, `channels.json` (and `groups.json`, `dms.json`, `mpims.json` where the export
 has them) the conversations, and each conversation's folder holds one `YYYY-MM-DD.json` list of messages per
 day. Each message has a `ts` (its id and its time), a `user` and `text`; joins, topic changes and other
-subtyped events are skipped, and `<@U123>` mentions become the person's name. A workspace export has no owner.
+subtyped events are skipped, and `<@U123>` mentions become the person's name. A workspace export does not say who
+exported it: `me` names the owner among its people, by the name Slack shows, their real name or their handle.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, by_day, from_epoch
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.formats.fields import ChatFormat, Claim, Node, Unique, located, quote
 from ripplecli.formats.text import Tree
 from ripplecli.model import Conversation, Turn
+from ripplecli.owner import name_key
 
 LISTS = ("channels.json", "groups.json", "dms.json", "mpims.json")
 SPOKEN_SUBTYPES = frozenset({"", "thread_broadcast", "me_message", "file_share"})
@@ -60,7 +63,8 @@ def parse_slack(tree: Tree, source: str) -> list[Conversation]:
             seen: set[str] = set()
             dated = [d for d in dated if not (d.turn.turn_id in seen or seen.add(d.turn.turn_id))]
             conversations.append(Conversation(f"slack-{channel_id}", by_day(dated), title))
-    return conversations
+    aliases = _aliases(tree.members[root + "users.json"], names)
+    return [replace(c, owner_by_name=True, aliases=aliases) for c in conversations]
 
 
 def _member(tree: Tree, path: str, source: str) -> object:
@@ -82,6 +86,22 @@ def _people(data: object, where: str) -> dict[str, str]:
         if isinstance(fields.get("id"), str) and name:
             names[fields["id"]] = name
     return names
+
+
+def _aliases(data: object, names: dict[str, str]) -> dict[str, str]:
+    """Every name of a workspace's people (the name Slack shows, their real name, their handle), folded as `me` is
+    compared, -> the name their turns carry: `me` names its owner by any of them."""
+    aliases: dict[str, str] = {}
+    for user in data if isinstance(data, list) else []:
+        shown = names.get(user.get("id")) if isinstance(user, dict) and isinstance(user.get("id"), str) else None
+        if shown is None:
+            continue
+        profile = user.get("profile") if isinstance(user.get("profile"), dict) else {}
+        known = (profile.get("display_name"), profile.get("real_name"), user.get("real_name"), user.get("name"))
+        for name in (shown, *known):
+            if isinstance(name, str) and name.strip():
+                aliases.setdefault(name_key(name), shown)
+    return aliases
 
 
 def _channel(channel: Node, names: dict[str, str]) -> tuple[str, str, str | None]:
@@ -141,4 +161,12 @@ def _readable(text: str, names: dict[str, str]) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip()
 
 
-FORMAT = ChatFormat("", parse_slack, reads="tree")  # a folder or zip: recognised by users.json + channels.json
+def detect_slack(paths: list[str]) -> Claim | None:
+    """The export in a zip or folder: its JSON files under the folder that holds users.json and channels.json."""
+    root = find_root(paths)
+    if root is None:
+        return None
+    return Claim(frozenset(path for path in paths if path.endswith(".json") and path.startswith(root)))
+
+
+FORMAT = ChatFormat(parse_slack, detect_slack, reads="tree", label="a Slack export")

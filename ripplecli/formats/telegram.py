@@ -9,7 +9,7 @@ pins, calls) are skipped, and so are messages with no text (a sticker or photo w
 from __future__ import annotations
 
 from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, located, quote
+from ripplecli.formats.fields import LIKELY, SURE, ChatFormat, Node, Unique, first_object, located, quote
 from ripplecli.model import Conversation, Turn
 
 
@@ -49,9 +49,11 @@ def _chat_id(chat: Node) -> str:
 
 
 def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversation:
-    """One chat's messages with text, a session per local day; in a personal chat the peer is the chat's id."""
+    """One chat's messages with text, a session per local day. The owner is the account's own id when the export
+    names it (a whole account's export), else, in a chat's own export of a personal chat, whoever is not the peer
+    (the chat's id); a group's own export does not say who exported it."""
     one_to_one = _string(chat.get("type")) in ("personal_chat", "bot_chat")
-    peer = f"user{chat.at('id').scalar()}" if one_to_one else None
+    peer = f"user{chat.at('id').scalar()}" if one_to_one and owner_id is None else None
     message_ids = Unique("message id")
     dated, skipped = [], 0
     for message in chat.at("messages").items():
@@ -69,7 +71,7 @@ def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversatio
         role = "owner" if from_id and (from_id == owner_id or (peer is not None and from_id != peer)) else ""
         dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), local))
     name = _string(chat.get("name")) or None
-    return Conversation(chat_id, by_day(dated), name, skipped)
+    return Conversation(chat_id, by_day(dated), name, skipped, owner_by_name=owner_id is None and peer is None)
 
 
 def _times(message: Node):
@@ -116,4 +118,13 @@ def _string(node: Node | None) -> str:
 
 
 # a full export's "chats", or one chat's "messages"
-FORMAT = ChatFormat("chats", parse_telegram, also=("messages",), label="a Telegram export")
+def detect_telegram(data: object) -> float:
+    """An account's export by its "chats"; a chat's own export by "messages" beside an "id", a shape other exports
+    of message lists may share."""
+    found = first_object(data)
+    if "chats" in found:
+        return SURE
+    return LIKELY if "messages" in found and "id" in found else 0.0
+
+
+FORMAT = ChatFormat(parse_telegram, detect_telegram, label="a Telegram export")

@@ -9,6 +9,8 @@ from pathlib import PurePosixPath
 
 # Invisible marks phones put around names and times (left-to-right / right-to-left marks, embeddings, isolates)
 DIRECTION_MARKS = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})  # text files: notes, a WhatsApp chat
+_DATED_LINE = re.compile(r"^\W{0,3}\d{1,4}[./-]\d{1,2}[./-]\d{1,4}")
 
 
 @dataclass(frozen=True)
@@ -33,3 +35,14 @@ class Tree:
 
     name: str
     members: dict[str, object]  # relative path -> parsed JSON (only the .json members)
+
+
+def looks_like_html(text: str) -> bool:
+    """Whether a text file is a web page (an export's HTML version)."""
+    return text.lstrip()[:200].lower().startswith(("<!doctype html", "<html"))
+
+
+def dated_lines(text: str) -> bool:
+    """Whether many lines start with a date, as chat logs do."""
+    lines = [line for line in text.splitlines()[:200] if line.strip()]
+    return bool(lines) and sum(1 for line in lines if _DATED_LINE.match(line)) >= 0.3 * len(lines)

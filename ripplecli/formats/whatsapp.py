@@ -9,12 +9,12 @@ deleted messages) and media placeholders are skipped. Times are the phone's wall
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, StableIds, by_day, short_hash
-from ripplecli.formats.fields import MAX_TEXT_CHARS, ChatFormat, clean_text, quote
+from ripplecli.formats.fields import MAX_TEXT_CHARS, SURE, ChatFormat, clean_text, quote
 from ripplecli.formats.text import DIRECTION_MARKS, TextDoc
 from ripplecli.model import Conversation, Turn
 
@@ -81,8 +81,9 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
     prefix = f"whatsapp-{_slug(title)}-"
     conversation_id = prefix + short_hash(f"{first.said_at}|{first.speaker}|{first.text}")
     sessions = by_day(dated)
-    _mark_owner(sessions, title)
-    return [Conversation(conversation_id, sessions, title, skipped, same_chat_prefix=prefix)]
+    owner_known = _mark_owner(sessions, title)
+    chat = Conversation(conversation_id, sessions, title, skipped, same_chat_prefix=prefix)
+    return [chat if owner_known else replace(chat, owner_by_name=True)]
 
 
 def _plain(line: str) -> str:
@@ -155,15 +156,19 @@ def _chat_name(doc: TextDoc) -> str:
     return (match.group(1) if match else stem).strip() or "chat"
 
 
-def _mark_owner(sessions, title: str) -> None:
-    """In a chat of two people named after one of them, the other is the account owner."""
+def _mark_owner(sessions, title: str) -> bool:
+    """In a chat of two people named after one of them, the other is the account owner; whether the chat is one
+    (a group chat does not say which of its people exported it)."""
     speakers = {turn.speaker for session in sessions for turn in session.turns}
+    if speakers == {title}:
+        return True  # only the person the chat is named after wrote: the owner wrote nothing in it
     if len(speakers) != 2 or title not in speakers:
-        return
+        return False
     for session in sessions:
         session.turns[:] = [
             Turn(t.turn_id, t.speaker, t.text, t.said_at, "" if t.speaker == title else "owner") for t in session.turns
         ]
+    return True
 
 
 def _slug(text: str) -> str:
@@ -171,4 +176,9 @@ def _slug(text: str) -> str:
     return "-".join(re.findall(r"\w+", text.lower()))[:40] or "chat"
 
 
-FORMAT = ChatFormat("", parse_whatsapp, reads="text")  # text: recognised by its message lines
+def detect_whatsapp(doc: TextDoc) -> float:
+    """A text file is a WhatsApp chat when it opens with, or is largely made of, message header lines."""
+    return SURE if looks_like_whatsapp(doc.text) else 0.0
+
+
+FORMAT = ChatFormat(parse_whatsapp, detect_whatsapp, reads="text", label="a WhatsApp chat export")

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ripplecli.config import GraphParams
-from ripplecli.graph.edges import CueProfile, Edge, keep_strongest, structural_score
+from ripplecli.graph.edges import CueProfile, keep_strongest, structural_score
+from ripplecli.model import Edge
 from ripplecli.store import queries
 from ripplecli.store.db import Store
 

@@ -26,12 +26,12 @@ from ripplecli.graph.antecedents import (
     focus_cues,
     low_information,
 )
-from ripplecli.graph.edges import Edge
 from ripplecli.graph.verifiers import Candidate, RulesVerifier, concept_words, rare_shared
+from ripplecli.model import Edge
 from ripplecli.protocols import LLM, Encoder, VectorIndex
 from ripplecli.registry import LINKS, QUERIERS, VERIFIERS  # noqa: F401  (LINKS kept importable from here)
 from ripplecli.runtime.llm import take_failures
-from ripplecli.store import queries, writes
+from ripplecli.store import queries
 from ripplecli.store.db import Store
 
 CHANNELS = {True: "antecedent", False: "antecedent-nosub"}  # the ablation lives beside the real links
@@ -225,30 +225,13 @@ class CableLinker:
         """Replace the batch's incoming links of this variant and mark the batch done (caller's transaction)."""
         ids = [v.memory_id for v in views]
         channel = self.params.channel
-        writes.delete_incoming(self.store, channel, ids)
-        self.store.insert(
-            "edges",
-            {
-                "src": [e.src for e, _ in edges],
-                "dst": [e.dst for e, _ in edges],
-                "channel": [e.channel for e, _ in edges],
-                "weight": [e.weight for e, _ in edges],
-                "info": [json.dumps(info, ensure_ascii=False, sort_keys=True) for _, info in edges],
-            },
-        )
+        self.store.delete_incoming(channel, ids)
+        infos = [json.dumps(info, ensure_ascii=False, sort_keys=True) for _, info in edges]
+        self.store.add_edges([e for e, _ in edges], infos)
         per_memory = Counter(e.dst for e, _ in edges)
-        writes.delete_cable_done(self.store, channel, ids)
-        self.store.insert(
-            "cable_done",
-            {
-                "memory_id": ids,
-                "variant": [channel] * len(ids),
-                "run_id": [v.run_id for v in views],
-                "links": [per_memory.get(i, 0) for i in ids],
-            },
-        )
+        self.store.replace_cable_done(channel, ids, [v.run_id for v in views], [per_memory.get(i, 0) for i in ids])
         self.store.set_meta(f"cable:{channel}", asdict(self.params))
-        self.store.insert_failures(run_id, failures)
+        self.store.add_failures(run_id, failures)
 
 
 # --- helpers ---------------------------------------------------------------------------------------

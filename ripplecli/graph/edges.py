@@ -24,16 +24,6 @@ class CueProfile:
     time: tuple[datetime, datetime] | None
 
 
-@dataclass(frozen=True)
-class Edge:
-    """A weighted link from the older memory to the newer one; `channel` names the kind."""
-
-    src: int
-    dst: int
-    channel: str
-    weight: float
-
-
 def weighted_jaccard(a: frozenset[str], b: frozenset[str], weight: Callable[[str], float]) -> float:
     """Overlap of two cue sets where rare cues count more (plain Jaccard when weight is constant)."""
     union = a | b

@@ -98,6 +98,9 @@ class RecallIndex:
     frequencies: Mapping[str, int] | None = None  # on-demand index: concept cue -> holder count, without the ids
     reads: KeyedReads | None = None  # on-demand index: where the maps read from
     placed: Mapping[int, tuple[str, datetime | None]] = field(default_factory=dict)  # memory -> conversation, said at
+    # memory -> when it was said on the clock where it was said, for those said with a known zone (a loaded index;
+    # for the others that is their said-at time)
+    said_local: dict[int, datetime] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # conversation -> its export's title
     _said: tuple[list[datetime], list[int]] | None = field(default=None, repr=False)  # said_within's sorted copy
 
@@ -127,6 +130,7 @@ class RecallIndex:
             index.neighbours[src].add(dst)
             index.neighbours[dst].add(src)
         index.grounded_times = queries.grounded_times(store)
+        index.said_local = dict(queries.zoned_said_times(store))
         index.speaker_of = {mid: canonical_name(name) for mid, name in queries.first_speakers(store)}
         _read_people(index, store)
         return index
@@ -221,11 +225,14 @@ class RecallIndex:
         return [mid for mid, t0, t1 in self.grounded_times if t0 <= end and t1 >= start]
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
-        """Memories said within [start, end] (a loaded index bisects its memories sorted by when they were said)."""
+        """Memories said within [start, end] on the clock where they were said: days as the speakers lived them (a
+        loaded index bisects its memories sorted by when they were said)."""
         if self.reads is not None:
             return self.reads.said_within(start, end)
         if self._said is None:
-            order = sorted((said, mid) for mid, (_, said) in self.placed.items() if said is not None)
+            local = self.said_local
+            placed = ((local.get(mid, said), mid) for mid, (_, said) in self.placed.items())
+            order = sorted((said, mid) for said, mid in placed if said is not None)
             self._said = ([said for said, _ in order], [mid for _, mid in order])
         times, ids = self._said
         return sorted(ids[bisect_left(times, start) : bisect_right(times, end)])

@@ -9,8 +9,10 @@ from typing import Any
 
 from ripplecli.cues import canonical_name
 from ripplecli.errors import InputError
+from ripplecli.inputs import naive_utc
 from ripplecli.protocols import Encoder
 from ripplecli.store.db import Store
+from ripplecli.store.schema import CUE_TABLES, SAID_WALL_CLOCK
 
 MEMORY_COLUMNS = (
     "memory_id",
@@ -31,11 +33,6 @@ MEMORY_COLUMNS = (
 )
 # What a memory shows: when it was said, and the time its text refers to only when the text says when (the
 # session-day interval stored for other memories feeds the graph, not the reader).
-CUE_TABLES: dict[str, tuple[str, str]] = {
-    "persons": ("memory_persons", "person"),
-    "locations": ("memory_locations", "location"),
-    "concepts": ("memory_cues", "cue"),
-}
 SEARCH_DEPTH = 50
 FUSION_K = 60.0
 
@@ -72,15 +69,25 @@ class MemoryFilter:
                 canonical_name(self.person) if self.person else None,
                 "memory_id IN (SELECT memory_id FROM memory_persons WHERE person = ?)",
             ),
-            (self.since, "said_at >= ?"),
-            (self.until, "said_at <= ?"),
-            (self.before, "said_at < ?"),
+            *_said(self.since, ">="),
+            *_said(self.until, "<="),
+            *_said(self.before, "<"),
         ]
         for value, clause in conditions:
             if value is not None:
                 clauses.append(clause)
                 params.append(value)
         return (" AND ".join(clauses) or "TRUE"), params
+
+
+def _said(bound: datetime | None, compare: str) -> list[tuple[Any, str]]:
+    """A condition on when memories were said: a date or time without a zone is read on the clock where each was
+    said (the day as its speakers lived it); one with a zone is an instant, compared in UTC."""
+    if bound is None:
+        return []
+    if bound.tzinfo is not None:
+        return [(naive_utc(bound), f"said_at {compare} ?")]
+    return [(bound, f"{SAID_WALL_CLOCK} {compare} ?")]
 
 
 def selected_ids(store: Store, selection: MemoryFilter) -> list[int]:

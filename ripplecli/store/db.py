@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
 from ripplecli.store.layout import DB_FILE, LEXICAL_DIR, RECALL_DIR, VECTOR_FILE, is_leftover, is_own
 from ripplecli.store.placement import check_new_store, check_writable, folder_error, no_store_here
+from ripplecli.store.writes import StoreWrites
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:
@@ -119,8 +120,9 @@ def _create_database(db_path: Path) -> None:
         temp.unlink(missing_ok=True)
 
 
-class Store:
-    """A store folder: the DuckDB connection, its meta, and lazily opened derived indexes."""
+class Store(StoreWrites):
+    """A store folder: the DuckDB connection, its meta, and lazily opened derived indexes; its writes of the
+    pipeline's rows are StoreWrites' methods (store/writes.py)."""
 
     def __init__(
         self, path: Path, con: DuckDBPyConnection | None, read_only: bool, snapshot: Snapshot | None = None
@@ -340,25 +342,6 @@ class Store:
     def encoder_dim(self) -> int:
         """Width of the stored vectors (the encoder's, recorded at first ingest; MiniLM's 384 before that)."""
         return int(self.get_meta("encoder_dim", DEFAULT_DIM))
-
-    def insert_failures(self, run_id: int, failures: list[dict[str, Any]]) -> None:
-        """Rows of the `failures` table for one run: stage, location, error and the raw output when there is one."""
-        if failures:
-            columns = {key: [f.get(key) for f in failures] for key in ("stage", "location", "error", "raw_output")}
-            self.insert("failures", {"run_id": [run_id] * len(failures), **columns})
-
-    def insert(self, table: str, rows: dict[str, Sequence[Any]], *, skip_existing: bool = False) -> int:
-        """Bulk insert column lists in one statement (unnest), far faster than executemany."""
-        columns = list(rows)
-        count = len(rows[columns[0]]) if columns else 0
-        if count == 0:
-            return 0
-        selects = ", ".join(f"unnest(${i + 1}) AS {name}" for i, name in enumerate(columns))
-        self.con.execute(
-            f"INSERT {'OR IGNORE ' if skip_existing else ''}INTO {table} ({', '.join(columns)}) SELECT {selects}",
-            [list(rows[name]) for name in columns],
-        )
-        return count
 
     def next_id(self, table: str, column: str) -> int:
         """The next never-used integer id of a table (one writer at a time, so no race).

@@ -8,6 +8,7 @@ from datetime import datetime
 from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.store.reads import CUE_COLUMNS, SourceRow
+from ripplecli.store.schema import SAID_WALL_CLOCK
 
 
 def _column(table: str) -> str:
@@ -153,9 +154,9 @@ class SqlReads:
         return [r[0] for r in rows.fetchall()]
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
-        """Memories said within [start, end], by id."""
+        """Memories said within [start, end] on the clock where they were said, by id."""
         rows = self.store.con.execute(
-            "SELECT memory_id FROM memories WHERE said_at BETWEEN $1 AND $2 ORDER BY memory_id", [start, end]
+            f"SELECT memory_id FROM memories WHERE {SAID_WALL_CLOCK} BETWEEN $1 AND $2 ORDER BY memory_id", [start, end]
         )
         return [r[0] for r in rows.fetchall()]
 

@@ -14,6 +14,7 @@ from ripplecli.files import escape_c1
 from ripplecli.store import schema
 from ripplecli.store.browse import CUE_TABLES, MEMORY_COLUMNS
 from ripplecli.store.db import Store
+from ripplecli.store.writes import insert_columns
 from ripplecli.wording import counted
 
 FORMAT = "ripple-export"
@@ -55,12 +56,13 @@ TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
             "run_id",
             "said_at",
             "role",
+            "said_offset",
         ),
         "source_id",
     ),
     "memory": (
         "memories",
-        MEMORY_COLUMNS,
+        (*MEMORY_COLUMNS, "said_offset"),
         "memory_id",
     ),
     "cue_form": ("cue_forms", ("form", "cue"), "form, cue"),
@@ -202,14 +204,15 @@ def import_records(store: Store, header: dict[str, Any], records: dict[str, list
             store.set_meta(key, value)
         for kind, (table, columns, _) in TABLES.items():
             rows = records[kind]
-            store.insert(table, {c: [_value(c, r.get(c)) for r in rows] for c in columns})
+            insert_columns(store.con, table, {c: [_value(c, r.get(c)) for r in rows] for c in columns})
         memories = records["memory"]
         for key, (table, column) in CUE_TABLES.items():
             pairs = [(m["memory_id"], v) for m in memories for v in m.get("cues", {}).get(key, [])]
-            store.insert(table, {"memory_id": [p[0] for p in pairs], column: [p[1] for p in pairs]})
+            insert_columns(store.con, table, {"memory_id": [p[0] for p in pairs], column: [p[1] for p in pairs]})
         links = [(m["memory_id"], s) for m in memories for s in m.get("sources", [])]
-        store.insert("provenance", {"memory_id": [p[0] for p in links], "source_id": [p[1] for p in links]})
-        store.insert("vectors", {"memory_id": [m["memory_id"] for m in memories], "vector": vectors})
+        provenance = {"memory_id": [m for m, _ in links], "source_id": [s for _, s in links]}
+        insert_columns(store.con, "provenance", provenance)
+        insert_columns(store.con, "vectors", {"memory_id": [m["memory_id"] for m in memories], "vector": vectors})
         if header["schema_version"] < SAID_AT_SINCE:
             store.con.execute(schema.SAID_AT_BACKFILL)
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from ripplecli.store.db import Store
+from ripplecli.store.schema import SAID_WALL_CLOCK
 
 CUE_TABLES = ("memory_cues", "memory_persons", "memory_locations")
 EdgeRow = tuple[int, int, float, str | None]
@@ -27,6 +28,13 @@ def memory_ids_of_run(store: Store, run_id: int) -> list[int]:
 def placed_restatements(store: Store) -> list[tuple[int, str, str, datetime | None]]:
     """(memory id, restatement, conversation, said at) of every memory."""
     return store.con.execute("SELECT memory_id, restatement, conversation_id, said_at FROM memories").fetchall()
+
+
+def zoned_said_times(store: Store) -> list[tuple[int, datetime]]:
+    """(memory id, when it was said on the clock where it was said) of the memories said with a known zone."""
+    return store.con.execute(
+        f"SELECT memory_id, {SAID_WALL_CLOCK} FROM memories WHERE said_offset IS NOT NULL"
+    ).fetchall()
 
 
 def cue_pairs(store: Store, table: str) -> list[tuple[int, str]]:
@@ -263,3 +271,10 @@ def session_count(store: Store) -> int:
     """Distinct (conversation, session) pairs."""
     row = store.con.execute("SELECT count(DISTINCT (conversation_id, session_id)) FROM sources").fetchone()
     return int(row[0]) if row else 0
+
+
+def ingest_seconds(store: Store) -> float:
+    """Seconds the store's ingest runs that stored turns took together (the evaluation's cost per store: a re-run
+    that finds every turn stored adds nothing)."""
+    row = store.con.execute("SELECT coalesce(sum(seconds), 0) FROM ingest_runs WHERE new_sources > 0").fetchone()
+    return float(row[0]) if row else 0.0

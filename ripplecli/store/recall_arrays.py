@@ -25,13 +25,14 @@ import numpy as np
 from ripplecli.files import private_file, read_json_object, replace_folder, write_private_text
 from ripplecli.store.layout import RECALL_STAMP
 from ripplecli.store.reads import CUE_COLUMNS, SourceRow
+from ripplecli.store.schema import SAID_WALL_CLOCK
 
 log = logging.getLogger(__name__)
 
 META_FILE = RECALL_STAMP  # the stamp and where each array lies in the data file
 DATA_FILE = "recall.bin"  # every array, one after the other
 ALIGN = 8
-FORMAT = 1
+FORMAT = 2  # 2: said_local, when each memory was said on the clock where it was said
 EPOCH = datetime(1970, 1, 1)
 NO_TIME = np.iinfo(np.int64).min  # a NULL timestamp
 ONE_MICROSECOND = timedelta(microseconds=1)
@@ -110,6 +111,7 @@ def _write(store, staging: Path) -> None:
     memories = _columns(
         con,
         f"SELECT memory_id, restatement, conversation_id, {_us('said_at')} AS said_at, "
+        f"{_us(SAID_WALL_CLOCK)} AS said_local, "
         f"time_grounded AND time_start IS NOT NULL AS grounded, {_us('time_start')} AS time_start, "
         f"{_us('time_end')} AS time_end FROM memories ORDER BY memory_id",
     )
@@ -117,7 +119,7 @@ def _write(store, staging: Path) -> None:
     arrays: dict[str, np.ndarray] = {"ids": ids}
     _put_strings(arrays, "texts", memories["restatement"].tolist())
     _put_codes(arrays, "conversation", memories["conversation_id"])
-    for name in ("said_at", "time_start", "time_end"):
+    for name in ("said_at", "said_local", "time_start", "time_end"):
         arrays[name] = memories[name].astype(np.int64)
     arrays["grounded"] = memories["grounded"].astype(np.bool_)
     first = _columns(
@@ -462,6 +464,6 @@ class RecallArrays:
         )
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
-        """Memories said within [start, end], by id."""
-        said = self._array("said_at")
+        """Memories said within [start, end] on the clock where they were said, by id."""
+        said = self._array("said_local")
         return self.ids[(said != NO_TIME) & (said >= _micros(start)) & (said <= _micros(end))].tolist()

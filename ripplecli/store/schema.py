@@ -8,6 +8,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from _duckdb import DuckDBPyConnection
 
+# A memory draft's cue field -> the table and column of its rows (persons, locations, concepts)
+CUE_TABLES: dict[str, tuple[str, str]] = {
+    "persons": ("memory_persons", "person"),
+    "locations": ("memory_locations", "location"),
+    "concepts": ("memory_cues", "cue"),
+}
+
 SCHEMA_V1 = """
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
 CREATE TABLE conversations (
@@ -114,6 +121,17 @@ ALTER TABLE memories ADD COLUMN said_at TIMESTAMP;
     + SAID_AT_BACKFILL
 )
 
+# Where each turn and memory was said: said_at's UTC offset in seconds when the export gave a zone (said_at is then
+# UTC), NULL when it gave none (said_at is then the wall-clock time it wrote). Days are read on the wall clock
+# (SAID_WALL_CLOCK), so "10 March" finds what was said on the evening of 10 March in California. Older rows keep
+# NULL: their zone is not known.
+SAID_OFFSETS = """
+ALTER TABLE sources ADD COLUMN said_offset INTEGER;
+ALTER TABLE memories ADD COLUMN said_offset INTEGER;
+"""
+# When a row was said on the clock where it was said (SQL over sources or memories).
+SAID_WALL_CLOCK = "(said_at + to_seconds(coalesce(said_offset, 0)))"
+
 
 def _sql(script: str) -> Callable[[DuckDBPyConnection], None]:
     """A migration step that runs a SQL script."""
@@ -124,6 +142,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[DuckDBPyConnection], None]]] = [
     (1, "initial schema: sources, memories, cues, vectors, edges, runs", _sql(SCHEMA_V1)),
     (2, "cable_done: memories CABLE has processed, so linking resumes", _sql(CABLE_DONE)),
     (3, "conversation titles, said-at times of turns and memories, turn roles", _sql(SAID_AND_TITLES)),
+    (4, "UTC offsets of where turns and memories were said", _sql(SAID_OFFSETS)),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
