@@ -31,14 +31,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from containment import contains_answer, words  # bench/: run as a script
-
 from ripplecli.answer import reading, typed_answer
 from ripplecli.answer.llm import BLOCKS, block_prompt, llm_answer, llm_answer_json
 from ripplecli.answer.typed import question_type
 from ripplecli.api import Memory
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
-from ripplecli.eval.metrics import bleu1, percentile, token_f1
+from ripplecli.eval.metrics import answer_words, bleu1, contains_answer, percentile, token_f1
 from ripplecli.eval.runner import sample_questions, store_dir
 from ripplecli.runtime.llm import CallLog, LlamaCppLLM, ModelOptions, prompt_tokens
 from ripplecli.trace import Evidence
@@ -269,7 +267,7 @@ def block_stats(variant: str, llm: Any, asked: list[Asked], show: int = 0) -> di
         tokens.append(prompt_tokens(llm, prompt))
         counts.append(len(shown))
         turns = {t for e in shown for t in e.source_turns}
-        said, gold = words(prompt[-1]["content"]), words(q.answer)
+        said, gold = answer_words(prompt[-1]["content"]), answer_words(q.answer)
         holds.append(float(bool(gold) and any(said[i : i + len(gold)] == gold for i in range(len(said)))))
         held = [t in turns for t in q.gold]
         recall.append(sum(held) / len(held) if held else 0.0)

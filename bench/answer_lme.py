@@ -1,12 +1,12 @@
 """The local model's answer on LongMemEval dev questions: containment accuracy per question type (issue 27).
 
-A quick check until `ripple eval longmemeval` lands: a seeded sample of the oracle dev file (each question with
-only its evidence sessions, long assistant turns: where clipping a turn to its matching passages matters), every
-question its own store, recalled once (mode `ripple`, K = 30, asked on the question's date), then answered by each
-variant from the same evidence, as bench/answer_llm.py does:
+The sample `ripple eval longmemeval --questions N` takes of the oracle dev file (each question with only its
+evidence sessions; long assistant turns: where clipping a turn to its matching passages matters), read by the
+eval's own loader, every question its own store, recalled once (mode `ripple`, K = 30, asked on the question's
+date), then answered by each variant from the same evidence, as bench/answer_llm.py does:
 
     flock /tmp/llm.lock nice -n 5 .venv/bin/python bench/answer_lme.py --model M.gguf \\
-        --variants typed,plain:350,shaped:1000 --per-type 6 --out /tmp/lme-answer
+        --variants typed,plain:350,shaped:600 --per-type 6 --out /tmp/lme-answer
 
 Preference questions are left out (their gold is a rubric, not an answer). Abstention questions (`_abs`) count
 as right when the answer abstains. Rows go to `OUT/<model>-<variant>.jsonl` (a re-run resumes).
@@ -15,65 +15,42 @@ as right when the answer abstains. Rows go to `OUT/<model>-<variant>.jsonl` (a r
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import pickle
-import random
-import re
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from answer_llm import Asked, run_variant, summary  # bench/: run as a script
 
 from ripplecli.api import Memory
-from ripplecli.eval.locomo import Question
-from ripplecli.formats.longmemeval import parse_longmemeval
+from ripplecli.eval.longmemeval import ABSTENTION_SUFFIX, PREFERENCE, QUESTION_TYPES, load_questions
+from ripplecli.eval.runner import sample_questions, store_dir
 from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "longmemeval-oracle-dev.json.gz"
-TYPES = ("single-session-user", "single-session-assistant", "multi-session", "knowledge-update", "temporal-reasoning")
+TYPES = tuple(t for t in QUESTION_TYPES if t != PREFERENCE)
 K = 30
-SEED = 27
 
 
-def asked_on(raw: str) -> datetime:
-    """LongMemEval's "2023/05/20 (Sat) 02:21"."""
-    return datetime.strptime(re.sub(r"\s*\([A-Za-z]+\)\s*", " ", raw), "%Y/%m/%d %H:%M")
-
-
-def chosen(entries: list[dict[str, Any]], per_type: int) -> list[dict[str, Any]]:
-    """A seeded sample of `per_type` questions of each answerable type."""
-    picked = []
-    for kind in TYPES:
-        pool = [e for e in entries if e["question_type"] == kind]
-        picked += random.Random(f"{SEED}-{kind}").sample(pool, min(per_type, len(pool)))
-    return picked
-
-
-def recall_all(entries: list[dict[str, Any]], out: Path) -> list[Asked]:
-    """Each question's evidence from its own store (made or reused under `out/stores`), kept in a pickle."""
-    kept = out / f"recalled-{len(entries)}.pkl"
+def recall_all(path: Path, per_type: int, out: Path) -> list[Asked]:
+    """The eval's seeded sample (`per_type` of each type, the unanswerable ones apart), each question recalled from
+    its own store (made or reused under `out/stores`) on its date, kept in a pickle."""
+    samples = load_questions(path, types=list(TYPES))
+    chosen = sample_questions(samples, per_type) or set()
+    picked = [s for s in samples if (s.questions[0].conversation_id, 0) in chosen]
+    kept = out / f"recalled-{per_type}.pkl"
     if kept.exists():
         return pickle.loads(kept.read_bytes())
     asked = []
-    for entry in entries:
-        conversation = parse_longmemeval(entry, "longmemeval")[0]
-        today = asked_on(entry["question_date"])
-        gold = [
-            f"D{n}:{p}"
-            for n, session in enumerate(entry["haystack_sessions"], 1)
-            for p, turn in enumerate(session, 1)
-            if turn.get("has_answer")
-        ]
-        q = Question(entry["question_id"], 0, entry["question"], str(entry["answer"]), entry["question_type"], gold)
-        with Memory(out / "stores" / entry["question_id"]) as memory:
-            memory.ingest_conversations([conversation], label=entry["question_id"])
-            result = memory.recall(q.text, k=K, mode="ripple", as_of=today, answer="none")
-        asked.append((q, result.evidence, today))
+    for sample in picked:
+        question = sample.questions[0]
+        with Memory(store_dir(out, sample)) as memory:
+            memory.ingest_conversations([sample.conversation], label=sample.sample_id, content_hash=sample.content_hash)
+            result = memory.recall(question.text, k=K, mode="ripple", as_of=sample.as_of, answer="none")
+        asked.append((question, result.evidence, sample.as_of))
     kept.write_bytes(pickle.dumps(asked))
     return asked
 
@@ -81,7 +58,7 @@ def recall_all(entries: list[dict[str, Any]], out: Path) -> list[Asked]:
 def scored(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows with containment counting an abstention right on an `_abs` question (and only there)."""
     for row in rows:
-        if row["conversation"].endswith("_abs"):
+        if row["conversation"].endswith(ABSTENTION_SUFFIX):
             row["contains"] = float(row["abstained"])
     return rows
 
@@ -98,9 +75,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/lme-answer"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    with gzip.open(args.data, "rt", encoding="utf-8") as handle:
-        entries = chosen(json.load(handle), args.per_type)
-    asked = recall_all(entries, args.out)
+    asked = recall_all(args.data, args.per_type, args.out)
     variants = args.variants.split(",")
     needs_model = any(v != "typed" for v in variants)
     llm = LlamaCppLLM(args.model, ModelOptions(n_threads=args.threads)) if needs_model else None
