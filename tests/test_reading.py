@@ -55,7 +55,7 @@ def test_date_questions_get_the_days_worked_out_as_facts(fake_llm):
         None,
     )
     assert "- [m1] speaks of 7 May 2023." in between.text
-    assert "- [m2] speaks of Friday 26 May 2023 (the Friday before 29 May 2023)." in between.text
+    assert "- [m2] speaks of the Friday before 29 May 2023 (Friday 26 May 2023)." in between.text
     assert "- from [m1] to [m2]: 19 days." in between.text
     asked_on = datetime(2023, 6, 9)
     ago = shaped_block("How many weeks ago did Nora sign for the flat?", [signed], fake_llm(), 600, asked_on)

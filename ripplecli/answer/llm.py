@@ -1,6 +1,8 @@
-"""Answers written by the local model from the question and a compact evidence block, citing memory ids.
+"""Answers written by the local model from the question and an evidence block, citing memory ids.
 
-The default is a short plain answer that ends with its citations ([m12]), streamed as it is written under a
+The block is shaped for a reader (reading.py: the memories in chat order with their days, long turns clipped to
+their matching passages, dates and numbers worked out as facts), or the earlier compact ranked lines (`plain`).
+The answer is short and plain and ends with its citations ([m12]), streamed as it is written under a
 wall-clock cap; citations outside the evidence shown are dropped and recorded. A model that fails, stalls,
 loops or echoes the question falls back to the deterministic typed answer, with the reason in `fallback`.
 `llm_answer_json` is the earlier grammar-constrained variant, kept for measuring the two against each other.

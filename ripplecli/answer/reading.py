@@ -349,7 +349,7 @@ def _event_day(body: str, stamp: datetime) -> tuple[datetime, str]:
         return stamp, ""
     exact = exact_day(written)
     if exact:
-        return datetime.strptime(exact, "%A %d %B %Y"), f"speaks of {exact} ({written})"
+        return datetime.strptime(exact, "%A %d %B %Y"), f"speaks of {written} ({exact})"  # as the rules write it
     found = find_expression(body, stamp)
     return (found[1][0] if found else stamp), f"speaks of {written}"
 
