@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
 
+from ripplecli.answer.base import Answer
 from ripplecli.answer.phrases import stem
 from ripplecli.answer.spans import NUMBER_WORDS, exact_day, shown_date, time_span
 from ripplecli.answer.typed import (
@@ -44,6 +45,7 @@ CLIP_WORDS = 55  # what is kept of a long turn
 CONTEXT_WORDS = 30  # what is kept of the turn a short reply answers
 SESSIONS_BY = "rank"  # sessions in the order of their best memory ("rank") or of their day ("time")
 NUMBER_FACTS = 6  # passages with a number listed for a how-many question, one per memory
+RULES_HINT = 0  # 1: the rules' answer is given as a fact too (measured: see bench/README.md)
 DATE_FACTS = 4  # dated memories worked out as facts
 
 _PASSAGE = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
@@ -115,7 +117,7 @@ def shaped_block(question: str, evidence: list[Evidence], llm: LLM, budget: int,
     """The block a careful reader would read, within `budget` tokens (never fewer than one memory)."""
     asks = Asks.of(question, evidence)
     ruled = typed_answer(question, evidence)  # the memories the rules answer from are read first
-    order = reading_order(evidence, asks, ruled.citations if ruled.found else [])
+    order = reading_order(evidence, asks, ruled.citations if ruled.found and ruled.sure else [])
     shown: list[Evidence] = []
     used = 0
     for e in order[:MOST_SHOWN]:
@@ -125,22 +127,26 @@ def shaped_block(question: str, evidence: list[Evidence], llm: LLM, budget: int,
         shown.append(e)
         used += cost
     groups = grouped(shown, order, asks)
-    facts = facts_for(asks, groups, today)
+    facts = facts_for(asks, groups, today, ruled)
     while facts and shown[1:] and used + count_tokens(llm, facts) > budget:  # facts come first
         dropped = max(shown, key=order.index)  # the last to have earned its place
         shown.remove(dropped)
         used -= count_tokens(llm, reader_line(dropped, asks)) + 1
         groups = grouped(shown, order, asks)
-        facts = facts_for(asks, groups, today)
+        facts = facts_for(asks, groups, today, ruled)
     return Block([e for group in groups for e in group], render(groups, facts, asks))
 
 
-def facts_for(asks: Asks, groups: list[list[Evidence]], today: datetime | None) -> str:
-    """What the rules work out for the question from the memories shown: the dates, the numbers to count with."""
+def facts_for(asks: Asks, groups: list[list[Evidence]], today: datetime | None, ruled: Answer | None = None) -> str:
+    """What the rules work out for the question from the memories shown: the dates, the numbers to count with
+    (and with RULES_HINT, the rules' own answer)."""
     shown = [e for group in groups for e in group]
+    ids = {e.memory_id for e in shown}
+    hint = RULES_HINT and ruled is not None and ruled.found and ruled.sure and set(ruled.citations) <= ids
     sections = [
         ("Worked out from the dates:", date_facts(asks, shown, today) if asks.dates else []),
         ("Numbers the memories give:", number_facts(asks, shown) if asks.counting else []),
+        ("The rules read:", [f"- {ruled.span} " + " ".join(f"[m{c}]" for c in ruled.citations)] if hint else []),
     ]
     return "\n\n".join(f"{head}\n" + "\n".join(lines) for head, lines in sections if lines)
 
