@@ -137,3 +137,9 @@ def test_the_block_never_outgrows_a_small_context(fake_llm):
     small.n_ctx, small.max_tokens = 1024, 256
     prompt, shown, budget = block_prompt(small, "What did Ana make in pottery class?", many, "shaped", None, None)
     assert prompt_tokens(small, prompt) <= prompt_budget(small) and 1 <= len(shown) < 30 and budget < 600
+
+
+def test_the_commas_left_between_citations_are_no_part_of_the_answer(fake_llm):
+    shared = said(4, "Maria", "We adopted four cats this year.", 1)
+    answer = llm_answer(fake_llm("4 [m4], [m4], [m4],"), "How many cats did Maria adopt?", [shared], CallLog())
+    assert answer.span == "4" and answer.text == "4 [m4]"

@@ -285,7 +285,8 @@ def _fallback(question: str, evidence: list[Evidence], reason: str) -> Answer:
 
 def _cited(text: str, shown: list[Evidence]) -> Answer:
     """The plain answer's words and the citations it names, checked against what the model was shown."""
-    span = " ".join(_PHOTO.sub("", _CITATION.sub("", text)).split()).strip(" .") or text.strip()
+    span = " ".join(_PHOTO.sub("", _CITATION.sub("", text)).split()).strip(" .,;:") or text.strip()
+    span = re.sub(r"(?:\s*,)+$|\s+(?=,)", "", span)  # "4 , , ," once its citations are gone: "4"
     named = [int(m) for m in _CITATION.findall(text)]
     return _checked(span, named, shown, found=not _abstains(span))
 
