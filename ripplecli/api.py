@@ -290,7 +290,8 @@ class Memory(OwnYourData):
         result = self._recaller.recall(question, params, chosen_analyzer, chosen_planner)
         owner = result.trace.query_cues.owner  # "What did I ask…" is answered as "What did Jane Doe ask…"
         asked = as_owner(question, owner) if owner else question
-        result.answer = answer_for(answer, asked, result.evidence, self._model_provider(answer), log, stream)
+        today = when or datetime.now()  # the day "how long ago" counts back from, as recall reads the question
+        result.answer = answer_for(answer, asked, result.evidence, self._model_provider(answer), log, stream, today)
         if log.calls:
             result.trace.llm_calls = log.to_list()
         return result
