@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ripplecli.answer import reading, typed_answer
+from ripplecli.answer import RULES_TYPES, VERDICT_TYPES, reading, typed_answer
 from ripplecli.answer.llm import BLOCKS, block_prompt, llm_answer, llm_answer_json
 from ripplecli.answer.typed import question_type
 from ripplecli.api import Memory
@@ -253,6 +253,8 @@ def main() -> None:
             mixed = by_type(results["typed"], results[variant], kinds)
             name = f"{'+'.join(kinds)}:typed+{variant}"
             print(json.dumps({"model": tag, "variant": name, **summary(mixed)}), flush=True)
+        auto = as_auto(results["typed"], results[variant])
+        print(json.dumps({"model": tag, "variant": f"auto:typed+{variant}", **summary(auto)}), flush=True)
 
 
 def block_stats(variant: str, llm: Any, asked: list[Asked], show: int = 0) -> dict[str, Any]:
@@ -288,6 +290,18 @@ def by_type(typed: list[dict[str, Any]], model: list[dict[str, Any]], kinds: tup
     """What `--answer auto` choosing per question type would score: the rules for `kinds`, else the model."""
     rules = {(r["conversation"], r["index"]): r for r in typed}
     return [rules[(r["conversation"], r["index"])] if question_type(r["question"]) in kinds else r for r in model]
+
+
+def as_auto(typed: list[dict[str, Any]], model: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What `--answer auto` scores: the rules for when-questions and for a verdict they weigh as no, else the model."""
+    rules = {(r["conversation"], r["index"]): r for r in typed}
+
+    def kept(r: dict[str, Any]) -> bool:
+        kind = question_type(r["question"])
+        said = rules[(r["conversation"], r["index"])]["answer"].strip().lower()
+        return kind in RULES_TYPES or (kind in VERDICT_TYPES and said in ("no", "likely no"))
+
+    return [rules[(r["conversation"], r["index"])] if kept(r) else r for r in model]
 
 
 if __name__ == "__main__":

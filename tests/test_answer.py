@@ -244,3 +244,22 @@ def test_auto_keeps_the_rules_for_when_questions_and_asks_the_model_otherwise(fa
     assert dated.span == "7 May 2023" and llm.requests == []
     placed = answer_for("auto", "Where did Nora sign the lease?", evidence, model)
     assert placed is not None and placed.method == "llm" and len(llm.requests) == 1
+
+
+def test_auto_keeps_the_rules_no_when_they_weigh_a_reason_against(fake_llm) -> None:
+    """A should-question whose evidence holds a reason against: the model's "Likely yes" (a small model overlooks the
+    allergy) is not asked for; a question the rules lean yes on, or cannot weigh, still goes to the model."""
+    from ripplecli.answer import ModelProvider, answer_for
+
+    llm = fake_llm("Likely yes [m1]")
+    model = ModelProvider(True, lambda: llm)
+    evidence = [
+        memory(2, "Alex", "Maya is allergic to Harbor Grill's shellfish, a serious reaction."),
+        memory(1, "Alex", "Harbor Grill was perfect, the terrace is lovely."),
+    ]
+    against = answer_for("auto", "Should Alex take Maya to Harbor Grill?", evidence, model)
+    assert against is not None and against.method == "typed" and against.span == "Likely no"
+    assert against.citations and "reason against" in (against.note or "") and llm.requests == []
+    praised = answer_for("auto", "Should Alex take Maya to Harbor Grill?", evidence[1:], model)
+    assert praised is not None and praised.method == "llm" and praised.span == "Likely yes"
+    assert len(llm.requests) == 1

@@ -70,6 +70,9 @@ def _llm(
 
 
 RULES_TYPES = frozenset({"when"})  # auto keeps the rules for these: on dev dates they beat a 1.5B model (.64 vs .51 F1)
+VERDICT_TYPES = frozenset({"should", "yes-no"})  # auto keeps the rules' verdict when they weigh a reason against
+# measured: on the 100 LoCoMo dev questions the rules leaned no twice, both right, where the 1.5B said "Likely yes"
+# both times (F1 unchanged, .434); a small model overlooks the reason against (an allergy, a trip that went badly)
 
 
 def _auto(
@@ -86,10 +89,16 @@ def _auto(
         return _by_type(question, evidence)
     from ripplecli.answer.typed import question_type
 
-    if question_type(question) in RULES_TYPES:
+    kind = question_type(question)
+    if kind in RULES_TYPES:
         typed = _by_type(question, evidence)
         typed.note = "a when-question: the rules resolve its date (auto leaves the model out)"
         return typed
+    if kind in VERDICT_TYPES:
+        typed = _by_type(question, evidence)
+        if leans_no(typed):
+            typed.note = "the rules weighed a reason against: auto keeps their no (the model overlooks such reasons)"
+            return typed
     try:
         llm = model.load()
     except ModelError as exc:
@@ -99,6 +108,12 @@ def _auto(
     from ripplecli.answer.llm import llm_answer
 
     return llm_answer(llm, question, evidence, log, stream, today=today)
+
+
+def leans_no(answer: Answer) -> bool:
+    """Whether a weighed yes-no or should answer says no (outright or likely) from the evidence it cites."""
+    span = (answer.span or "").strip().lower()
+    return answer.found and bool(answer.citations) and span in ("no", "likely no")
 
 
 Answerer = Callable[[str, list[Evidence], ModelProvider, CallLog, AnswerStream | None, datetime | None], Answer]
