@@ -7,6 +7,7 @@ import pytest
 from ripplecli.answer import NOT_FOUND, answer_for
 from ripplecli.answer.spans import written_interval
 from ripplecli.answer.typed import persons_about, question_type, typed_answer
+from ripplecli.runtime.llm import CallLog
 from ripplecli.trace import Evidence, SourceRef
 
 
@@ -242,8 +243,11 @@ def test_auto_keeps_the_rules_for_when_questions_and_asks_the_model_otherwise(fa
     dated = answer_for("auto", "When did Nora sign the lease?", evidence, model)
     assert dated is not None and dated.method == "typed" and "rules" in (dated.note or "")
     assert dated.span == "7 May 2023" and llm.requests == []
-    placed = answer_for("auto", "Where did Nora sign the lease?", evidence, model)
+    llm.name = "tiny-instruct-q4"
+    log = CallLog()
+    placed = answer_for("auto", "Where did Nora sign the lease?", evidence, model, log)
     assert placed is not None and placed.method == "llm" and len(llm.requests) == 1
+    assert log.to_list()[0]["model"] == "tiny-instruct-q4"  # --json names the model that answered
 
 
 def test_auto_keeps_the_rules_no_when_they_weigh_a_reason_against(fake_llm) -> None:
