@@ -63,10 +63,10 @@ CATALOGUE: dict[str, CatalogEntry] = {
             licence="Apache-2.0",
             architecture="qwen2",
             chat_format="ChatML",
-            f1=0.347,
-            p50_seconds=2.1,
-            p95_seconds=4.1,
-            measured_on="LoCoMo held-out, 100 questions, 2 CPU cores, --answer auto (dev 100: F1 .396)",
+            f1=0.396,
+            p50_seconds=3.9,
+            p95_seconds=5.1,
+            measured_on="LoCoMo dev, 100 questions, 2 CPU cores, quiet, --answer auto (held-out conversations: .347)",
         ),
         CatalogEntry(
             name="qwen2.5-coder-0.5b",
@@ -77,10 +77,16 @@ CATALOGUE: dict[str, CatalogEntry] = {
             licence="Apache-2.0",
             architecture="qwen2",
             chat_format="ChatML",
+            f1=0.311,
+            p50_seconds=2.4,
+            p95_seconds=3.3,
+            measured_on="LoCoMo dev, 100 questions, 2 CPU cores, quiet, --answer auto (the 1.5B's run)",
         ),
     )
 }
 DEFAULT = "qwen2.5-coder-1.5b"  # measured best of the catalogue on 2 CPU cores (F1 above)
+# measured: both rows from one quiet run of bench/answer_llm.py (2026-12-01, the compact evidence block of the time;
+# bench/README.md), so that the table compares like with like
 
 
 def entry(name: str | None) -> CatalogEntry:
