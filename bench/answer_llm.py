@@ -38,6 +38,7 @@ from ripplecli.api import Memory
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
 from ripplecli.eval.metrics import answer_words, bleu1, contains_answer, percentile, token_f1
 from ripplecli.eval.runner import sample_questions, store_dir
+from ripplecli.model_catalog import rules_when_sure
 from ripplecli.runtime.llm import CallLog, LlamaCppLLM, ModelOptions, prompt_tokens
 from ripplecli.trace import Evidence
 
@@ -147,6 +148,7 @@ def record(variant: str, q: Question, llm: Any, evidence: list[Evidence], today:
         "f1": token_f1(result.scored, q.answer),
         "contains": contains_answer(result.scored, q.answer),
         "abstained": not result.found,
+        "sure": result.sure,
         "block": log.calls[-1].note if log.calls else None,
         "bleu1": bleu1(result.scored, q.answer),
         "seconds": round(seconds, 3),
@@ -253,7 +255,7 @@ def main() -> None:
             mixed = by_type(results["typed"], results[variant], kinds)
             name = f"{'+'.join(kinds)}:typed+{variant}"
             print(json.dumps({"model": tag, "variant": name, **summary(mixed)}), flush=True)
-        auto = as_auto(results["typed"], results[variant])
+        auto = as_auto(results["typed"], results[variant], rules_when_sure(args.model))
         print(json.dumps({"model": tag, "variant": f"auto:typed+{variant}", **summary(auto)}), flush=True)
 
 
@@ -292,14 +294,17 @@ def by_type(typed: list[dict[str, Any]], model: list[dict[str, Any]], kinds: tup
     return [rules[(r["conversation"], r["index"])] if question_type(r["question"]) in kinds else r for r in model]
 
 
-def as_auto(typed: list[dict[str, Any]], model: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What `--answer auto` scores: the rules for when-questions and for a verdict they weigh as no, else the model."""
+def as_auto(typed: list[dict[str, Any]], model: list[dict[str, Any]], when_sure: bool = False) -> list[dict[str, Any]]:
+    """What `--answer auto` scores: the rules for when-questions, for a verdict they weigh as no and (`when_sure`: a
+    catalogue model measured weaker) for an answer of the asked kind; else the model."""
     rules = {(r["conversation"], r["index"]): r for r in typed}
 
     def kept(r: dict[str, Any]) -> bool:
         kind = question_type(r["question"])
-        said = rules[(r["conversation"], r["index"])]["answer"].strip().lower()
-        return kind in RULES_TYPES or (kind in VERDICT_TYPES and said in ("no", "likely no"))
+        ruled = rules[(r["conversation"], r["index"])]
+        said = ruled["answer"].strip().lower()
+        sure = when_sure and not ruled["abstained"] and ruled.get("sure", not said.startswith("not sure"))
+        return kind in RULES_TYPES or (kind in VERDICT_TYPES and said in ("no", "likely no")) or sure
 
     return [rules[(r["conversation"], r["index"])] if kept(r) else r for r in model]
 

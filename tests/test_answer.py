@@ -267,3 +267,31 @@ def test_auto_keeps_the_rules_no_when_they_weigh_a_reason_against(fake_llm) -> N
     praised = answer_for("auto", "Should Alex take Maya to Harbor Grill?", evidence[1:], model)
     assert praised is not None and praised.method == "llm" and praised.span == "Likely yes"
     assert len(llm.requests) == 1
+
+
+def test_auto_keeps_the_rules_sure_answer_for_a_model_measured_weaker(fake_llm, tmp_path, monkeypatch) -> None:
+    """A catalogue model whose answers lost to the rules' sure ones (rules_when_sure): auto keeps a rules answer of
+    the asked kind and asks the model only when the rules are not sure; any other model is asked as before."""
+    from ripplecli import model_catalog
+    from ripplecli.answer import ModelProvider, answer_for
+    from ripplecli.api import Memory
+    from ripplecli.model_catalog import CatalogEntry
+
+    llm = fake_llm("1,200 dollars [m1]")
+    weaker = ModelProvider(True, lambda: llm, rules_when_sure=True)
+    evidence = [memory(1, "Jordan", "I raised 1,850 dollars, way over the goal.")]
+    kept = answer_for("auto", "How much money did Jordan raise?", evidence, weaker)
+    assert kept is not None and kept.method == "typed" and kept.span == "1,850" and llm.requests == []
+    assert "asked kind" in (kept.note or "")
+    unsure = answer_for("auto", "Why did Jordan raise money?", evidence, weaker)
+    assert unsure is not None and unsure.method == "llm" and len(llm.requests) == 1
+    asked = answer_for("auto", "How much money did Jordan raise?", evidence, ModelProvider(True, lambda: llm))
+    assert asked is not None and asked.method == "llm" and len(llm.requests) == 2
+
+    entry = CatalogEntry("weak", "x/y", "weak-q4.gguf", 1, "0" * 64, "MIT", "llama", "ChatML", rules_when_sure=True)
+    monkeypatch.setitem(model_catalog.CATALOGUE, "weak", entry)
+    monkeypatch.setenv("RIPPLE_MODEL", str(tmp_path / "elsewhere" / "weak-q4.gguf"))  # the same file, kept anywhere
+    with Memory(tmp_path / "store") as store:
+        assert store._model_provider("auto").rules_when_sure
+        store.model = tmp_path / "other.gguf"
+        assert not store._model_provider("auto").rules_when_sure

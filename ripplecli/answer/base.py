@@ -19,6 +19,7 @@ class ModelProvider:
 
     configured: bool
     load: Callable[[], LLM | None]
+    rules_when_sure: bool = False  # its catalogue entry measured the rules' sure answers better than its own
 
 
 NO_MODEL = ModelProvider(False, lambda: None)
