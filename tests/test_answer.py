@@ -202,6 +202,31 @@ def test_the_demo_questions_through_the_real_parts(tmp_path) -> None:
     assert nora is not None and "Denver" in (nora.span or "")
 
 
+@pytest.mark.slow
+def test_the_demo_questions_with_a_model_set_keep_what_the_rules_measured_better(tmp_path, fake_llm, monkeypatch):
+    """The sample chats through the real parts, a model configured (scripted, wrong): auto keeps the rules' weighed
+    no on Harbor Grill; with the 0.5B's file (measured weaker) the rules' amount; any other question goes to it."""
+    from pathlib import Path
+
+    from ripplecli.api import Memory
+
+    chats = Path(__file__).parents[1] / "sample_chats"
+    llm = fake_llm("Likely yes [m12]")
+    monkeypatch.setenv("RIPPLE_MODEL", str(tmp_path / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
+    with Memory(tmp_path / "store") as memory:
+        memory.ingest(chats / "dinner.json")
+        memory._llm = llm
+        grill = memory.recall("Should Alex take Maya to Harbor Grill?", answer="auto").answer
+        assert grill is not None and grill.method == "typed" and grill.span == "Likely no" and llm.requests == []
+        assert "shellfish" in grill.text and grill.citations
+        repair = memory.recall("How much is the car repair?", answer="auto").answer
+        assert repair is not None and repair.method == "llm" and len(llm.requests) == 1
+        memory.model = tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+        repair = memory.recall("How much is the car repair?", answer="auto").answer
+    assert repair is not None and repair.method == "typed" and repair.span == "Four hundred"
+    assert len(llm.requests) == 1
+
+
 def test_a_clause_that_echoes_the_question_brings_the_next_one() -> None:
     evidence = [memory(1, "Melanie", "BTW, recently I had a setback. Last month I got hurt and had to stop pottery.")]
     evidence[
