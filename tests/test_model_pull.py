@@ -313,8 +313,8 @@ def test_use_refuses_a_file_that_is_no_instruct_gguf(tmp_path):
 def test_models_lists_the_catalogue_with_figures_and_what_is_installed(hub, tmp_path):
     before = json.loads(run("models", "--json").stdout)
     rows = {e["name"]: e for e in before["catalogue"]}
-    assert rows["qwen2.5-coder-1.5b"]["default"] and rows["qwen2.5-coder-1.5b"]["f1"] == pytest.approx(0.396)
-    assert rows["qwen2.5-coder-0.5b"]["f1"] == pytest.approx(0.311) and rows["tiny"]["f1"] is None
+    assert rows["qwen2.5-coder-1.5b"]["default"] and rows["qwen2.5-coder-1.5b"]["f1"] == pytest.approx(0.434)
+    assert rows["qwen2.5-coder-0.5b"]["f1"] == pytest.approx(0.339) and rows["tiny"]["f1"] is None
     assert not rows["tiny"]["installed"]
     assert before["configured"] is None and before["models_dir"] == str(models_dir(tmp_path))
     assert run("models", "pull", "tiny").exit_code == 0
@@ -323,7 +323,7 @@ def test_models_lists_the_catalogue_with_figures_and_what_is_installed(hub, tmp_
     assert {e["name"]: e for e in data["catalogue"]}["tiny"]["installed"]
     assert data["configured"]["usable"] and any(m["path"] == str(pulled(tmp_path)) for m in data["models"])
     table = run("models")
-    assert table.exit_code == 0 and "qwen2.5-coder-1.5b *" in table.stdout and "0.396" in table.stdout
+    assert table.exit_code == 0 and "qwen2.5-coder-1.5b *" in table.stdout and "0.434" in table.stdout
     assert "not measured yet" in table.stdout and "usable" in table.stdout
 
 
