@@ -43,6 +43,7 @@ class _FileState:
     planned: dict[int, str] = field(default_factory=dict)  # message key -> the chat of this file it goes to
     claimed: set[int] = field(default_factory=set)  # messages with their own time an earlier chat of this file stores
     saved: float = field(default_factory=time.perf_counter)  # when the vector index was last saved
+    unsaved: bool = False  # whether a batch was written since
 
 # A conversation's new turns are written in batches of at most this many, each in its own transaction: a batch's
 # graph candidates (nearest vectors, cue holders) are searched among the batch too, so a 10,000-message export in
@@ -228,7 +229,8 @@ class Ingestor:
                 self._ingest_chunk(conversations, whole, report, state, early)
         report.skipped, report.skipped_by_reason = sum(reasons.values()), dict(reasons.most_common())
         report.seconds = time.perf_counter() - started
-        self.store.save_vector_index()
+        if state.unsaved:
+            self.store.save_vector_index()
         with self.store.transaction():
             self._record_run(report, content_hash)
         if report.memories:
@@ -273,7 +275,8 @@ class Ingestor:
         """Save the vector index after a batch when SAVE_VECTORS_SECONDS passed since it was saved: a kill before
         the next save leaves the saved index behind the committed vectors, and the next open rebuilds it from them."""
         now = time.perf_counter()
-        if now - state.saved >= SAVE_VECTORS_SECONDS:
+        state.unsaved = now - state.saved < SAVE_VECTORS_SECONDS
+        if not state.unsaved:
             self.store.save_vector_index()
             state.saved = now
 

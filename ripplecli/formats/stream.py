@@ -21,9 +21,9 @@ from ripplecli.model import Conversation
 from ripplecli.owner import OWNER, is_role_word
 
 # A JSON file bigger than this is read record by record; a smaller one is read whole, as it always was (with the
-# line of a shape error). measured: a 2.7 MB ChatGPT export of 2,000 messages peaks ~40 MB above the interpreter
-# parsed whole, so 32 MB keeps a whole read under ~500 MB.
-STREAM_BYTES = 32 << 20
+# line of a shape error). measured: a 2.7 MB ChatGPT export of 2,000 messages read whole peaks 11 MB above the
+# interpreter (4x the file), streamed 2 MB; so a whole read stays under ~35 MB.
+STREAM_BYTES = 8 << 20
 # Conversations go to ingest in chunks of at least this many turns (a chunk is what ingest plans at once: its
 # duplicates and owners); a chunk's turns are what a streamed read holds in memory.
 CHUNK_TURNS = 2_000
