@@ -359,7 +359,7 @@ def test_arguments_that_fail_the_schema_are_one_line(fake_memory: Memory) -> Non
 SERVE_ON_FAKES = """
 import sys
 sys.path.insert(0, sys.argv[2])  # tests/: conftest's fakes, registered as the tests register them
-from ripplecli.extract.base import EXTRACTORS
+from ripplecli.registry import EXTRACTORS
 from ripplecli.registry import ENCODERS
 ENCODERS["fake"], EXTRACTORS["rules"] = "conftest:FakeEncoder", "conftest:FakeExtractor"
 from ripplecli.api import Memory

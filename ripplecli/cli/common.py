@@ -122,11 +122,6 @@ def clip(text: str, width: int = TEXT_WIDTH) -> str:
     return inert(one_line(text, width))
 
 
-def interactive() -> bool:
-    """Whether progress bars make sense (a terminal, not CI logs or pipes)."""
-    return console.is_terminal and not os.environ.get("CI")
-
-
 def watched_stderr() -> bool:
     """Whether a person sees what goes to stderr (a terminal, not CI logs or a pipe): download bars, tips."""
     return err_console.is_terminal and not os.environ.get("CI")

@@ -132,11 +132,6 @@ class Chunk:
         first, last = self.fresh[0].turn.turn_id, self.fresh[-1].turn.turn_id
         return f"{self.window.conversation_id} {first}" + (f"–{last}" if last != first else "")
 
-    def as_window(self) -> Window:
-        """The chunk as a window for the rules fallback (context turns stay context)."""
-        turns = [replace(t, is_context=True) for t in self.context] + list(self.fresh)
-        return replace(self.window, turns=turns)
-
 
 class LLMExtractor(FailureLog):
     """Memories written by the local model under a JSON schema; the rules take over a chunk that fails."""

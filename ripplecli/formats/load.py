@@ -93,19 +93,12 @@ def member_name(container: str, path: str) -> str:
     return f"{container}: {path}"
 
 
-def read_file(
-    raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
-) -> list[Conversation]:
-    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`. With
-    `only` (a zip or folder read with an explicit --format), a file detected as another format is UnknownFormat,
-    so it is passed over."""
-    return read_file_as(raw, name, fmt, modified, container, only)[1]
-
-
 def read_file_as(
     raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
 ) -> tuple[str, list[Conversation]]:
-    """read_file, and the format the file was read as."""
+    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`, and the
+    format it was read as. With `only` (a zip or folder read with an explicit --format), a file detected as another
+    format is UnknownFormat, so it is passed over."""
     text = _decode(raw, name)
     suffix = PurePosixPath(name).suffix.lower()
     is_json = suffix == ".json" or (text.lstrip()[:1] in ("{", "[") and _json_not_text(text, suffix))

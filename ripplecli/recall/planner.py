@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Protocol
 
 from ripplecli.recall.query import QueryCues
-from ripplecli.registry import PLANNERS  # noqa: F401  (its registry, kept importable from here)
 
 MAX_ANCHORS = 3
 

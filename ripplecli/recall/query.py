@@ -11,7 +11,6 @@ from typing import Protocol
 from ripplecli.cues import STOPWORDS, canonical_name, content_tokens, match_cues, tokenize
 from ripplecli.owner import first_person_at
 from ripplecli.recall.index import RecallIndex
-from ripplecli.registry import QUERY_ANALYZERS  # noqa: F401  (its registry, kept importable from here)
 
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
