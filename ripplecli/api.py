@@ -13,7 +13,7 @@ from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
 from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time
 from ripplecli.model import Conversation, Session, Turn
-from ripplecli.own_data import OwnYourData, settings_of
+from ripplecli.own_data import StoreUpkeep, settings_of
 from ripplecli.registry import ANSWER_MODES
 from ripplecli.store import queries
 from ripplecli.store.db import Store
@@ -46,7 +46,7 @@ class NewTurn:
     timestamp: datetime | None = None
 
 
-class Memory(OwnYourData):
+class Memory(StoreUpkeep):
     """One ripple store: `Memory(path).ingest("chat.json")`, `.recall("question")`, `.stats()`."""
 
     def __init__(

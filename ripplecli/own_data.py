@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # browsing and forgetting load when used, not on every ask
     from ripplecli.store.forget import ForgetPlan
 
 
-class OwnYourData:
+class StoreUpkeep:
     """Inspect, remove, move and check what a store holds (mixed into `Memory`)."""
 
     path: Path

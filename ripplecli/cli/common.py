@@ -32,7 +32,7 @@ def printable(value: object) -> str:
     return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
 
 
-def inert(value: object) -> str:
+def escaped(value: object) -> str:
     """Such text ready to sit inside rich markup: control characters shown, `[bold]`-like tags escaped."""
     return escape(printable(value))
 
@@ -86,11 +86,11 @@ def rows_table(title: str) -> Table:
 
 def facts_table(title: str, rows: list[tuple[str, Any]]) -> Table:
     """A two-column what / value table without a header, the shape of every summary ripple prints."""
-    table = Table(title=inert(title), show_header=False)
+    table = Table(title=escaped(title), show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
     for what, value in rows:
-        table.add_row(what, inert(value))
+        table.add_row(what, escaped(value))
     return table
 
 
@@ -119,7 +119,7 @@ def one_line(text: str, width: int = TEXT_WIDTH) -> str:
 
 def clip(text: str, width: int = TEXT_WIDTH) -> str:
     """One line, cut to width, markup-safe."""
-    return inert(one_line(text, width))
+    return escaped(one_line(text, width))
 
 
 def watched_stderr() -> bool:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ripplecli.cli.choices import choice
-from ripplecli.cli.common import JsonOption, console, inert, print_json, printable, progress_bar, user_errors
+from ripplecli.cli.common import JsonOption, console, escaped, print_json, printable, progress_bar, user_errors
 from ripplecli.cli.models import ModelOption
 
 eval_app = typer.Typer(help="Measure recall quality on LoCoMo, offline (docs/evaluation.md).", no_args_is_help=True)
@@ -61,7 +61,7 @@ def locomo(
 
         def advance(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = bar.add_task(inert(stage), total=total or None)
+                tasks[stage] = bar.add_task(escaped(stage), total=total or None)
             bar.update(tasks[stage], completed=done, total=total or None)
 
         records = run(plan, advance)
@@ -100,7 +100,7 @@ def _summary_table(report: dict[str, Any], k: int) -> Table:
         cells = [_pair(groups[g][f"recall@{k}"], groups[g][f"full@{k}"]) for g in SHORT_GROUPS]
         cells.append(_pair(overall["recall@budget"], overall["full@budget"]))
         cells.append(f"{overall['latency_p50_ms']:.0f}/{overall['latency_p95_ms']:.0f}")
-        table.add_row(inert(mode), *cells)
+        table.add_row(escaped(mode), *cells)
     return table
 
 
@@ -118,7 +118,7 @@ def _answer_table(report: dict[str, Any]) -> Table:
         cells.append(f"{abstention['rate']:.3f}".replace("0.", ".") if abstention else "-")
         cells.append(f"{overall['answer_p50_ms']:.0f}/{overall['answer_p95_ms']:.0f}")
         cells.append(f"{overall['prompt_tokens']:.0f}/{overall['generated_tokens']:.0f}")
-        table.add_row(inert(mode), *cells)
+        table.add_row(escaped(mode), *cells)
     return table
 
 
@@ -166,7 +166,7 @@ def _delta_table(comparison: dict[str, Any]) -> Table:
         for group, metrics in comparison["deltas"][mode].items():
             cells = [_delta_cell(metrics[m]) if m in metrics else "-" for m in shown]
             flip_cell = f"+{len(flips['gained'])} / -{len(flips['lost'])}" if group == "overall" else ""
-            table.add_row(inert(mode), inert(group), *cells, flip_cell)
+            table.add_row(escaped(mode), escaped(group), *cells, flip_cell)
     return table
 
 

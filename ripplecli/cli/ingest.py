@@ -18,7 +18,7 @@ from ripplecli.cli.common import (
     StoreOption,
     console,
     err_console,
-    inert,
+    escaped,
     open_memory,
     print_json,
     printable,
@@ -49,7 +49,7 @@ def _summary(reports: list[IngestReport]) -> Table:
     for r in reports:
         edges = "\n".join(f"{k} {v}" for k, v in sorted(r.edges.items())) or "0"
         table.add_row(
-            inert(Path(r.file).name),
+            escaped(Path(r.file).name),
             str(r.conversations),
             str(r.new_sources),
             str(r.duplicates),
@@ -202,7 +202,7 @@ def ingest(
     with open_memory(store) as memory, progress_bar(TextColumn("{task.fields[rate]}")) as bar:
         memory.model = model
         for path, conversations in parsed:
-            task = bar.add_task(inert(path.name), total=None, rate="")
+            task = bar.add_task(escaped(path.name), total=None, rate="")
             started = time.perf_counter()
 
             def advance(done: int, total: int, task=task, started=started) -> None:

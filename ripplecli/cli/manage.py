@@ -13,7 +13,7 @@ from ripplecli.cli.common import (
     StoreOption,
     console,
     err_console,
-    inert,
+    escaped,
     open_memory,
     print_json,
     printable,
@@ -136,10 +136,11 @@ def doctor(
 
 def _doctor_table(report: dict[str, Any]) -> Table:
     """One row per check, coloured by status."""
-    table = Table(title=f"doctor: store {inert(report['store'])}")
+    table = Table(title=f"doctor: store {escaped(report['store'])}")
     for column in ("check", "status", "detail"):
         table.add_column(column, overflow="fold")
     for finding in report["checks"]:
         style = STATUS_STYLE.get(finding["status"], "")
-        table.add_row(inert(finding["check"]), f"[{style}]{inert(finding['status'])}[/]", inert(finding["detail"]))
+        status = f"[{style}]{escaped(finding['status'])}[/]"
+        table.add_row(escaped(finding["check"]), status, escaped(finding["detail"]))
     return table

@@ -15,7 +15,7 @@ from ripplecli.cli.common import (
     JsonOption,
     console,
     err_console,
-    inert,
+    escaped,
     print_json,
     printable,
     rows_table,
@@ -49,15 +49,15 @@ def _table(found: list) -> Table:
         info = m.info or {}
         template = "yes" if info.get("chat_template") else "[yellow]no (not for instructions)[/]"
         if m.error or (info and not info.get("complete")):
-            template = f"[red]{inert(m.error or 'truncated')}[/]"
+            template = f"[red]{escaped(m.error or 'truncated')}[/]"
         table.add_row(
-            inert(m.name),
-            inert(m.source),
+            escaped(m.name),
+            escaped(m.source),
             _size(m.info),
-            inert(info.get("architecture") or "?"),
-            inert(info.get("context_length") or "?"),
+            escaped(info.get("architecture") or "?"),
+            escaped(info.get("context_length") or "?"),
             template,
-            inert(m.path),
+            escaped(m.path),
         )
     return table
 
@@ -66,8 +66,8 @@ def _configured_line(configured: dict[str, Any] | None) -> str:
     """Which model ripple would use, and whether it can."""
     if configured is None:
         return "configured model: [dim]none[/] (`ripple models pull`, or `ripple models use PATH|NAME`)"
-    state = "[green]usable[/]" if configured["usable"] else f"[red]{inert(configured['error'])}[/]"
-    return f"configured model: {inert(configured['path'])} (from {inert(configured['origin'])}) · {state}"
+    state = "[green]usable[/]" if configured["usable"] else f"[red]{escaped(configured['error'])}[/]"
+    return f"configured model: {escaped(configured['path'])} (from {escaped(configured['origin'])}) · {state}"
 
 
 models_app = typer.Typer(
@@ -87,9 +87,9 @@ def _catalogue_table(entries: list[dict[str, Any]]) -> Table:
     for e in entries:
         seconds = f"{e['p50_seconds']:.1f}/{e['p95_seconds']:.1f}" if e["p50_seconds"] is not None else "-"
         table.add_row(
-            inert(e["name"]) + ("[bold] *[/]" if e["default"] else ""),
+            escaped(e["name"]) + ("[bold] *[/]" if e["default"] else ""),
             gib(e["size"]),
-            inert(e["licence"]),
+            escaped(e["licence"]),
             f"{e['f1']:.3f}" if e["f1"] is not None else "-",
             seconds,
             "[green]yes[/]" if e["installed"] else "no",
@@ -101,8 +101,8 @@ def _measured_notes(entries: list[dict[str, Any]]) -> list[str]:
     """The default, what the figures are and where each model's come from (or that they are still to come)."""
     notes = ["[dim]* the default · F1: answer token F1 · answer s: seconds an answer takes, median/95th pct[/]"]
     for e in entries:
-        where = inert(e["measured_on"]) if e["measured_on"] else "not measured yet"
-        notes.append(f"[dim]{inert(e['name'])}: {where}[/]")
+        where = escaped(e["measured_on"]) if e["measured_on"] else "not measured yet"
+        notes.append(f"[dim]{escaped(e['name'])}: {where}[/]")
     return notes
 
 

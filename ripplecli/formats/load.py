@@ -20,7 +20,7 @@ from ripplecli.formats.detect import (
     text_format,
 )
 from ripplecli.formats.fields import ChatFormat, Claim, Keys, ShapeError, json_path
-from ripplecli.formats.text import TEXT_SUFFIXES, TextDoc, Tree
+from ripplecli.formats.text import TEXT_SUFFIXES, ExportFolder, TextDoc
 from ripplecli.model import Conversation
 from ripplecli.owner import with_owner
 from ripplecli.registry import FORMATS
@@ -202,7 +202,7 @@ def _beside(path: Path, reader: ChatFormat) -> bytes | None:
 
 def _read_tree(members: dict[str, tuple[bytes, object]], name: str, chosen: str, claim: Claim) -> Reading:
     """A folder export read as a whole: its reader is given the JSON of the files it claimed."""
-    tree = Tree(
+    tree = ExportFolder(
         name,
         {
             path: _parse_json(_decode(raw, member_name(name, path)), member_name(name, path))

@@ -21,8 +21,8 @@ from ripplecli.recall.assembly import (
     SEED_POOL,
     fuse_views,
     merge_support,
+    order_by_paper_rho,
     rerank,
-    rho_order,
     said_first,
     seed_ranking,
     speaker_first,
@@ -172,10 +172,10 @@ class Recaller:
         trace.rounds, trace.support = growth.rounds, growth.shown
         ranked = self._order(mode, base, fused, growth, vector)
         if mode.focus:
-            ranked, trace.focus = _focus(ctx, ranked)
-            ranked, trace.day = _day(ctx, ranked)
+            ranked, trace.focus = _focus_on_speaker(ctx, ranked)
+            ranked, trace.day = _focus_on_day(ctx, ranked)
         if mode.share and trace.focus is not None:
-            ranked, trace.focus.shared = _share(ctx, views, ranked, trace.focus.speaker)
+            ranked, trace.focus.shared = _speaker_share_of(ctx, views, ranked, trace.focus.speaker)
         if mode.host != "none":
             ranked, trace.support = _host_links(ctx, mode, ranked, growth)
         evidence = self._evidence(ranked[: params.k], growth.support, views)
@@ -222,7 +222,7 @@ class Recaller:
     ) -> list[int]:
         """Seeds by fused rank (reordered by activation when there is one), support merged below the head."""
         if mode.order == "rho":
-            return rho_order(self.store, base[:SEED_POOL], fused, growth.support, vector)
+            return order_by_paper_rho(self.store, base[:SEED_POOL], fused, growth.support, vector)
         if growth.centrality:
             base = rerank(base, growth.centrality)
         return merge_support(base, growth.support) if growth.support else base
@@ -264,7 +264,7 @@ class Recaller:
         ]
 
 
-def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | None]:
+def _focus_on_speaker(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | None]:
     """A question about one speaker of the chat wants what that speaker said."""
     speaker = ctx.focus_speaker()
     if speaker is None:
@@ -272,7 +272,7 @@ def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | No
     return speaker_first(ranked, ctx.index.speaker_of, speaker), Focus(speaker, FOCUS_DEMOTION)
 
 
-def _day(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
+def _focus_on_day(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
     """A question naming a day in full wants what was said that day."""
     span = ctx.cues.said_on
     said = set(ctx.index.said_within(*span)) if span else set()
@@ -281,7 +281,9 @@ def _day(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | N
     return said_first(ranked, said), DayFocus([t.isoformat() for t in span], DAY_DEMOTION, len(said))
 
 
-def _share(ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker: str) -> tuple[list[int], list[int]]:
+def _speaker_share_of(
+    ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker: str
+) -> tuple[list[int], list[int]]:
     """The focus speaker's own memories nearest the question by its vector get a share of the evidence list."""
     dense = next((v for v in views if v.view == "dense"), None)
     own = [m for m, _ in dense.ranked if ctx.index.speaker_of.get(m) == speaker] if dense else []
@@ -365,7 +367,7 @@ def _with_wanted_kind(ctx: RecallContext, growth: Growth) -> Growth:
     return growth
 
 
-def grow_paper(ctx: RecallContext) -> Growth:
+def grow_channel_diffusion(ctx: RecallContext) -> Growth:
     """The paper's literal per-channel 2-hop diffusion, target-scored, top 5 per channel."""
     return _rounds(ctx, _paper_round)
 
@@ -387,7 +389,7 @@ GROWTH: dict[str, Callable[[RecallContext], Growth]] = {
     "expand": grow_expand,
     "ripple": grow_ripple,
     "ripple+sessions": grow_sessions,
-    "paper": grow_paper,
+    "paper": grow_channel_diffusion,
     "ripple+cable": _grow_cable("antecedent"),
     "ripple+cable-nosub": _grow_cable("antecedent-nosub"),
 }

@@ -218,7 +218,7 @@ class Store(StoreWrites):
         facts = None
         if not self.read_only:
             self._heal_derived_indexes()
-            facts = snapshot.facts(self)
+            facts = snapshot.recorded_facts(self)
         if self._con is not None:
             self._con.close()
         self.closed = True
