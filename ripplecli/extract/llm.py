@@ -25,7 +25,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
 from ripplecli.cues import canonical_name, content_tokens, unique
-from ripplecli.extract.timewords import names, states_time
 from ripplecli.model import MemoryDraft, Window, WindowTurn
 from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import (
@@ -38,6 +37,7 @@ from ripplecli.runtime.llm import (
     structured,
     with_enum,
 )
+from ripplecli.timewords import names, states_time
 
 TURNS_PER_CALL = 6
 CONTEXT_TURNS = 2

@@ -21,13 +21,13 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name
-from ripplecli.extract.timewords import names as text_names
-from ripplecli.extract.timewords import states_time
 from ripplecli.protocols import LLM, Messages
 from ripplecli.recall.llm_query import Day, Name, parse_days
 from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, Planner, RulesPlanner, Target
 from ripplecli.recall.query import ANSWER_KINDS, QueryCues
 from ripplecli.runtime.llm import CallLog, M, fit_evidence, structured, with_enum
+from ripplecli.timewords import names as text_names
+from ripplecli.timewords import states_time
 
 SHOWN = 10  # evidence the model reads; more is trimmed (and recorded) when it does not fit
 MIN_SHOWN = 3

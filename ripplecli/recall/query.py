@@ -245,6 +245,6 @@ class RulesQueryAnalyzer:
 
 def as_owner(question: str, owner: str) -> str:
     """The question with I/me/my written as the owner's name, as the memories' restatements are."""
-    from ripplecli.extract.resolve import resolve_references
+    from ripplecli.pronouns import resolve_references
 
     return resolve_references(question, owner, None)
