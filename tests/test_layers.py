@@ -8,7 +8,13 @@ from pathlib import Path
 import ripplecli
 
 PACKAGE = Path(ripplecli.__file__).parent
-WRITE_PATH = ("ripplecli.extract", "ripplecli.ingest", "ripplecli.graph", "ripplecli.formats", "ripplecli.early_encoding")
+WRITE_PATH = (
+    "ripplecli.extract",
+    "ripplecli.ingest",
+    "ripplecli.graph",
+    "ripplecli.formats",
+    "ripplecli.early_encoding",
+)
 
 
 def imported(path: Path) -> set[str]:

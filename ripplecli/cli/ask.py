@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ripplecli.cli.choices import choice
+from ripplecli.cli.choices import checked, choice
 from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
@@ -45,6 +45,7 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from your chats: the answer, the evidence it rests on, and how recall found it."""
+    checked("ask", "--mode", mode)
     if mode != "lexical":  # the default encoder starts loading beside the imports and the store's opening
         from ripplecli.runtime.encoders import load_encoder_soon
 
