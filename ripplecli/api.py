@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -11,25 +11,54 @@ from typing import TYPE_CHECKING, Any
 from ripplecli.answer.base import NO_MODEL, Answer, AnswerStream, ModelProvider
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
+from ripplecli.files import escape_c1
 from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.own_data import StoreUpkeep, settings_of
-from ripplecli.registry import ANSWER_MODES
+from ripplecli.owner import default_owner_name, is_role_word
+from ripplecli.recall.modes import ASK_MODES, MODES
+from ripplecli.registry import ANSWER_MODES, EVAL_ANSWERS, EXTRACTORS, FORMATS, LINKS, PLANNERS, QUERY_ANALYZERS
 from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.trace import ChannelHit, RecallResult, Round
+from ripplecli.wording import counted
 
 if TYPE_CHECKING:  # the write path (numpy, graph) and recall load only when used
-    from ripplecli.formats.load import Reading
+    from ripplecli.formats.load import Member, Reading
     from ripplecli.ingest import IngestReport, Progress
+    from ripplecli.local_models import FoundModel
+    from ripplecli.model_catalog import Chosen, Pulled
     from ripplecli.protocols import LLM, Encoder
     from ripplecli.recall.pipeline import Recaller
     from ripplecli.runtime.encoders import EncoderLoading
 
 REMEMBER_CONVERSATION = "mcp"  # where turns told to an assistant go by default
 MAX_REMEMBER_TURNS = 50  # remember() is for a few turns; whole chats go through ingest()
-# The library face: the store, turns to remember, the agent's compact result, and parsing what users type.
-__all__ = ["Memory", "NewTurn", "compact_result", "naive_utc", "parse_date", "parse_memory_id", "parse_time"]
+# The library face: the store, turns to remember, the agent's compact result, parsing what users type, and what a
+# command line asks besides a store (the names it offers, the local model, the config file, counts in words).
+__all__ = [
+    "ANSWER_MODES",
+    "ASK_MODES",
+    "EVAL_ANSWERS",
+    "EXTRACTORS",
+    "FORMATS",
+    "LINKS",
+    "MODES",
+    "PLANNERS",
+    "QUERY_ANALYZERS",
+    "AnswerStream",
+    "Memory",
+    "NewTurn",
+    "compact_result",
+    "counted",
+    "default_owner_name",
+    "escape_c1",
+    "is_role_word",
+    "naive_utc",
+    "parse_date",
+    "parse_memory_id",
+    "parse_time",
+]
 # A file is read and checked whole, in memory, before its first write: beyond this many turns it is refused
 # (split it) rather than let one ingest grow without bound. Ingest itself runs in batches of 500 turns, so what
 # grows with the file is only its parsed turns (~0.8 KB each) and the vector index (~2 KB per memory): a
@@ -480,3 +509,116 @@ def _file_hash(path: Path) -> str:
     from ripplecli.ingest import file_hash
 
     return file_hash(path)
+
+
+# --- what a command asks of the library besides a store ---------------------------------------------
+def start_encoder(*, few: bool = False) -> None:
+    """Start loading the default encoder on a second thread now, for a command that will encode: it loads beside the
+    command's imports and the store's opening (the store's own settings then find it under way). `few`: one question
+    to encode, so a lighter session does (runtime.encoders.load_encoder_soon)."""
+    from ripplecli.runtime.encoders import load_encoder_soon
+
+    load_encoder_soon(if_ready=True, few=few)
+
+
+def check_format(fmt: str) -> None:
+    """Refuse an unknown --format before any file is opened."""
+    from ripplecli.formats.load import check_format as check
+
+    check(fmt)
+
+
+def load_model(model: str | Path | None = None) -> None:
+    """Load the local model (--model, $RIPPLE_MODEL or the config file) now: an unusable one is a ModelError before
+    a store is touched, and the store's later use finds it loaded."""
+    from ripplecli.local_models import load_llm
+
+    load_llm(model)
+
+
+def config_path() -> Path:
+    """Where the config file is ($RIPPLE_CONFIG or the user config dir)."""
+    from ripplecli.local_models import config_path as path
+
+    return path()
+
+
+def load_config() -> dict[str, Any]:
+    """Every key the config file sets."""
+    from ripplecli.local_models import load_config as load
+
+    return load()
+
+
+def set_config(key: str, value: str | None) -> dict[str, Any]:
+    """Set one key (None: remove it), checked before the file is written; the settings as written."""
+    from ripplecli.local_models import set_config as write
+
+    return write(key, value)
+
+
+def config_value(key: str) -> Any:
+    """One key's value (None when unset); an unknown key is an InputError."""
+    from ripplecli.local_models import CONFIG_KEYS
+
+    if key not in CONFIG_KEYS:
+        raise InputError(f"unknown config key '{key}' (choose from: {', '.join(CONFIG_KEYS)})")
+    return load_config().get(key)
+
+
+def models_overview(model: str | Path | None = None) -> dict[str, Any]:
+    """The recommended models, where pulled ones go, the configured model and the GGUF files found (read from their
+    headers, not loaded), and the places searched: `ripple models --json`."""
+    from ripplecli.config import models_home
+    from ripplecli.local_models import configured_model, search_dirs
+    from ripplecli.model_catalog import catalogue
+
+    return {
+        "catalogue": [entry.to_dict() for entry in catalogue()],
+        "models_dir": str(models_home()),
+        "configured": configured_model(model),
+        "models": [m.to_dict() for m in found_models()],
+        "searched": [{"source": label, "path": str(path)} for label, path in search_dirs()],
+    }
+
+
+def found_models() -> list[FoundModel]:
+    """The GGUF files on this machine, read from their headers."""
+    from ripplecli.local_models import discover
+
+    return discover()
+
+
+def pull_model(name: str | None = None, progress: Callable[[int, int], None] | None = None) -> Pulled:
+    """Download a recommended model (sha256-checked, resumable) and configure it: the only use of the network."""
+    from ripplecli.model_catalog import pull
+
+    return pull(name, progress)
+
+
+def use_model(target: str) -> Chosen:
+    """Configure a pulled name, a .gguf path or a found model's name, once it is checked usable."""
+    from ripplecli.model_catalog import use
+
+    return use(target)
+
+
+def model_tip(model: str | Path | None = None) -> str | None:
+    """The one line that tells a person without a local model how to get one (None: nothing to tell, or told)."""
+    from ripplecli.model_catalog import model_tip as tip
+
+    return tip(model)
+
+
+def tip_shown() -> None:
+    """Remember that the model tip was shown, so it is shown once per user."""
+    from ripplecli.model_catalog import tip_shown as shown
+
+    shown()
+
+
+def gib(size: int) -> str:
+    """A file size for people."""
+    from ripplecli.runtime.gguf_info import gib as in_gib
+
+    return in_gib(size)

@@ -43,3 +43,28 @@ def test_the_read_path_imports_no_write_path_module():
         if within(name, WRITE_PATH)
     }
     assert not found
+
+
+# What the command line may import of ripple: the library face, the evaluation, the error types, the trace it renders,
+# its own modules, the package (its version), and the MCP server, the other shell over the library that `ripple mcp`
+# starts (the library cannot start it: the server imports the library).
+CLI_MAY_IMPORT = (
+    "ripplecli.api",
+    "ripplecli.eval",
+    "ripplecli.errors",
+    "ripplecli.trace",
+    "ripplecli.cli",
+    "ripplecli.__version__",
+    "ripplecli.mcp_server",
+)
+
+
+def test_the_command_line_imports_only_the_library_face():
+    """`cli/` parses options, calls the library, prints: encoder, formats, models and config are behind `api`."""
+    found = {
+        f"{path.name}: {name}"
+        for path in sorted((PACKAGE / "cli").glob("*.py"))
+        for name in imported(path)
+        if within(name, ("ripplecli",)) and not within(name, CLI_MAY_IMPORT)
+    }
+    assert not found

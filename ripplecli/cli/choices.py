@@ -8,9 +8,18 @@ from typing import Any
 
 import typer
 
+from ripplecli.api import (
+    ANSWER_MODES,
+    ASK_MODES,
+    EVAL_ANSWERS,
+    EXTRACTORS,
+    FORMATS,
+    LINKS,
+    MODES,
+    PLANNERS,
+    QUERY_ANALYZERS,
+)
 from ripplecli.errors import InputError
-from ripplecli.recall.modes import ASK_MODES, MODES
-from ripplecli.registry import ANSWER_MODES, EVAL_ANSWERS, EXTRACTORS, FORMATS, LINKS, PLANNERS, QUERY_ANALYZERS
 
 # (command, option) -> the names it accepts, in the order help lists them.
 CHOICES: dict[tuple[str, str], list[str]] = {

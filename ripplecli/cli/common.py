@@ -96,7 +96,7 @@ def facts_table(title: str, rows: list[tuple[str, Any]]) -> Table:
 
 def print_json(data: Any) -> None:
     """JSON on stdout, plain (no rich markup), stable key order, no raw control character."""
-    from ripplecli.files import escape_c1
+    from ripplecli.api import escape_c1
 
     typer.echo(escape_c1(json.dumps(data, indent=2, sort_keys=True, default=str, ensure_ascii=False)))
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from ripplecli.api import FORMATS, counted
 from ripplecli.cli.choices import choice
 from ripplecli.cli.common import (
     JsonOption,
@@ -28,12 +29,9 @@ from ripplecli.cli.common import (
 )
 from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
-from ripplecli.registry import FORMATS
-from ripplecli.wording import counted
 
 if TYPE_CHECKING:  # the readers load only when a file is read, not for --help
-    from ripplecli.formats.load import Member
-    from ripplecli.ingest import IngestReport
+    from ripplecli.api import IngestReport, Member
 
 
 def _summary(reports: list[IngestReport]) -> Table:
@@ -108,9 +106,7 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
     export's own), and the hint to print after the ingest when the export's own name was used.
 
     Asked only on a terminal, and saved as `me`."""
-    from ripplecli.api import owner_name
-    from ripplecli.local_models import set_config
-    from ripplecli.owner import default_owner_name, is_role_word
+    from ripplecli.api import default_owner_name, is_role_word, owner_name, set_config
 
     conversations = [c for _, chats in parsed for c in chats]
     default = default_owner_name(conversations)
@@ -180,21 +176,16 @@ def ingest(
 
     A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
     """
-    from ripplecli.runtime.encoders import load_encoder_soon
+    from ripplecli import api
 
-    load_encoder_soon(if_ready=True)  # the default encoder loads beside reading the files and opening the store
-    from ripplecli.api import read_export
-    from ripplecli.formats.load import check_format
-
-    check_format(fmt)  # before any file is opened
-    readings = [(path, read_export(path, fmt)) for path in files]  # every file checked before any write
+    api.start_encoder()  # the default encoder loads beside reading the files and opening the store
+    api.check_format(fmt)  # before any file is opened
+    readings = [(path, api.read_export(path, fmt)) for path in files]  # every file checked before any write
     parsed = [(path, reading.conversations) for path, reading in readings]
     if not parsed:
         raise InputError("no files given")
     if extractor == "llm" or links == "cable-llm":
-        from ripplecli.local_models import load_llm
-
-        load_llm(model)  # an unusable model is one line before the store is touched
+        api.load_model(model)  # an unusable model is one line before the store is touched
     owner, hint = owner_for(parsed, me)
     reports = []
     from rich.progress import TextColumn

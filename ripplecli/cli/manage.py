@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ripplecli.api import counted
 from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
@@ -19,7 +20,6 @@ from ripplecli.cli.common import (
     printable,
     user_errors,
 )
-from ripplecli.wording import counted
 
 PLAN_ORDER = ("memories", "edges", "vectors", "cues", "provenance", "sources")
 # what one of each counted kind is called, when there is one
@@ -48,7 +48,7 @@ def forget(
 
     Selectors combine (AND): `--conversation c1 --session s2` forgets session s2 of c1 only.
     """
-    from ripplecli.inputs import parse_date
+    from ripplecli.api import parse_date
 
     selection: dict[str, Any] = {
         "conversation": conversation,

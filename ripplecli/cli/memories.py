@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ripplecli.api import counted
 from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
@@ -20,7 +21,6 @@ from ripplecli.cli.common import (
     rows_table,
     user_errors,
 )
-from ripplecli.wording import counted
 
 memories_app = typer.Typer(help="List and search the memories in the store.", no_args_is_help=True)
 TEXT_WIDTH = 80
@@ -77,7 +77,7 @@ def list_command(
     as_json: JsonOption = False,
 ) -> None:
     """List memories, oldest first, filtered by person, session, conversation or the date they were said."""
-    from ripplecli.inputs import parse_date
+    from ripplecli.api import parse_date
 
     start, end = parse_date(since, "--since"), parse_date(until, "--until", end_of_day=True)
     with open_memory(store, read_only=True, create=False) as memory:

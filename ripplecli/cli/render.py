@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.tree import Tree
 
+from ripplecli.api import counted
 from ripplecli.cli.common import clip, escaped
 from ripplecli.trace import (
     Answer,
@@ -20,7 +21,6 @@ from ripplecli.trace import (
     SupportByChannel,
     ViewHit,
 )
-from ripplecli.wording import counted
 
 
 def _cues(tree: Tree, cues: Cues) -> None:
