@@ -24,7 +24,7 @@ from ripplecli.trace import ChannelHit, RecallResult, Round
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:  # the write path (numpy, graph) and recall load only when used
-    from ripplecli.formats.load import Member, Reading
+    from ripplecli.formats.load import Member, Reading  # noqa: F401  (Member: the annotation cli/ingest.py reads)
     from ripplecli.ingest import IngestReport, Progress
     from ripplecli.local_models import FoundModel
     from ripplecli.model_catalog import Chosen, Pulled

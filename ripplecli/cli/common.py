@@ -49,7 +49,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def show_flags_as_flags() -> None:
-    """typer's help prints a type beside every option, `--json <bool>` too; a flag takes no value, so show none."""
+    """typer's help prints a type beside every option, `--json <bool>` too; a flag takes no value, so show none (on
+    the typer version this was written for: ripplecli.cli.pins)."""
+    from ripplecli.cli.pins import as_written
+
+    if not as_written():
+        return
     option_class = getattr(getattr(typer, "core", None), "TyperOption", None)
     shown = getattr(option_class, "display_type_rich", None)
     if shown is None or getattr(shown, "flags_as_flags", False):
