@@ -102,7 +102,7 @@ def terminal_stream():
     """A model's answer on the terminal as it is written, under a status line (stderr, so stdout stays clean)."""
     from rich.console import Console
 
-    from ripplecli.api import AnswerStream
+    from ripplecli.api import answer_stream
 
     screen = Console(stderr=True)
 
@@ -112,4 +112,4 @@ def terminal_stream():
     def token(piece: str) -> None:
         screen.print(printable(piece), end="", markup=False, highlight=False)
 
-    return AnswerStream(started, token, lambda: screen.print())
+    return answer_stream(started, token, lambda: screen.print())
