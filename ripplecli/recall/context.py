@@ -38,7 +38,7 @@ class RecallParams:
     as_of: datetime | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RecallContext:
     """Everything a growth strategy reads: the store and its maps, the question, its seeds, this call's planner."""
 

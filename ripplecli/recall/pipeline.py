@@ -155,17 +155,17 @@ class Recaller:
         fused = fuse_views(views)
         base = seed_ranking(views, fused)
         ctx = RecallContext(
-            self.store,
-            index,
-            self.encoder,
-            planner or RulesPlanner(),
-            params,
-            cues,
-            base[:SEED_POOL],
-            fused,
-            vector,
-            sessions,
-            list_kind(question) if cues.many and (mode.share or mode.sessions) else None,
+            store=self.store,
+            index=index,
+            encoder=self.encoder,
+            planner=planner or RulesPlanner(),
+            params=params,
+            cues=cues,
+            seeds=base[:SEED_POOL],
+            fused=fused,
+            vector=vector,
+            sessions=sessions,
+            kind=list_kind(question) if cues.many and (mode.share or mode.sessions) else None,
         )
         trace.query_cues.kind = ctx.kind
         growth = GROWTH[mode.growth](ctx)

@@ -19,17 +19,17 @@ def _times(time_range: tuple[datetime, datetime] | None) -> list[str] | None:
 def cues_of(cues: QueryCues, failure: str | None = None) -> trace.Cues:
     """Query cues for the trace."""
     return trace.Cues(
-        cues.text,
-        list(cues.keywords),
-        list(cues.persons),
-        list(cues.locations),
-        list(cues.concepts),
-        _times(cues.time_range),
-        cues.wants,
-        failure,
-        cues.owner,
-        cues.focus,
-        cues.many,
+        text=cues.text,
+        keywords=list(cues.keywords),
+        persons=list(cues.persons),
+        locations=list(cues.locations),
+        concepts=list(cues.concepts),
+        time_range=_times(cues.time_range),
+        wants=cues.wants,
+        failure=failure,
+        owner=cues.owner,
+        focus=cues.focus,
+        many=cues.many,
         said_on=_times(cues.said_on),
     )
 
@@ -37,7 +37,7 @@ def cues_of(cues: QueryCues, failure: str | None = None) -> trace.Cues:
 def seeds_of(index: RecallIndex, ranked: Ranked) -> list[trace.Seed]:
     """Seed rows for the trace: id, score, restatement."""
     texts = index.texts
-    return [trace.Seed(m, round(float(s), 4), texts.get(m, "")) for m, s in ranked]
+    return [trace.Seed(id=m, score=round(float(s), 4), text=texts.get(m, "")) for m, s in ranked]
 
 
 def plan_of(plan: Plan, index: RecallIndex) -> trace.Plan:
@@ -46,17 +46,23 @@ def plan_of(plan: Plan, index: RecallIndex) -> trace.Plan:
     if plan.target:
         t = plan.target
         target = trace.Target(
-            t.restatement, list(t.persons), list(t.locations), list(t.concepts), _times(t.time_range), t.wants, t.many
+            restatement=t.restatement,
+            persons=list(t.persons),
+            locations=list(t.locations),
+            concepts=list(t.concepts),
+            time_range=_times(t.time_range),
+            wants=t.wants,
+            many=t.many,
         )
     texts = index.texts
     return trace.Plan(
-        "continue" if plan.proceed else "stop",
-        plan.stop_reason,
-        [trace.Anchor(a, texts.get(a, "")) for a in plan.anchors],
-        target,
-        plan.covered,
-        plan.missing,
-        plan.failure,
+        decision="continue" if plan.proceed else "stop",
+        stop_reason=plan.stop_reason,
+        anchors=[trace.Anchor(id=a, text=texts.get(a, "")) for a in plan.anchors],
+        target=target,
+        covered=plan.covered,
+        missing=plan.missing,
+        failure=plan.failure,
     )
 
 
