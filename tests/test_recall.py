@@ -73,7 +73,7 @@ def test_planner_takes_strongest_seeds_and_targets_uncovered_cues() -> None:
         Candidate(4, 0.6, "d", concepts={"allergy"}),
     ]
     plan = RulesPlanner().plan(cues, evidence, speakers={"alex", "sam"})
-    assert plan.proceed and plan.anchors == [1, 2, 3]
+    assert plan.proceed and plan.anchor_ids == [1, 2, 3]
     assert "allergy" in plan.missing and "harbor grill" in plan.covered
     assert plan.target is not None and plan.target.concepts == ["allergy"]
     assert not plan.target.restatement.endswith("?")

@@ -16,13 +16,10 @@ from ripplecli.cli import app
 from ripplecli.recall import pipeline
 from ripplecli.recall.context import KIND_WEIGHT, RecallContext, RecallParams
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.planner import Plan, Target
 from ripplecli.recall.query import QueryCues, list_kind, wants_many
 from ripplecli.recall.sessions import Sessions, local_ranking, session_view
 from ripplecli.recall.views import ViewHits
-from ripplecli.trace import Cues, Focus, RecallResult, Round, SessionRank, Support, Trace
-from ripplecli.trace import Plan as TracePlan
-from ripplecli.trace import Target as TraceTarget
+from ripplecli.trace import Anchor, Cues, Focus, Plan, RecallResult, Round, SessionRank, Support, Target, Trace
 
 # Two sessions: 1-2-3-4-5 and 6-7-8-9, joined by their contiguity links only.
 CONTIGUITY = [
@@ -66,7 +63,8 @@ def test_session_local_reads_the_anchors_session_beyond_its_neighbours(index, mo
         store=store, index=recall_index, encoder=None, planner=None, params=RecallParams(),  # type: ignore[arg-type]
         cues=cues, seeds=[1], fused={1: 1.0}, vector=None,
     )  # fmt: skip
-    plan = Plan(True, None, [1], Target("Someone: dog", many=True))
+    target = Target("Someone: dog", many=True)
+    plan = Plan(decision="continue", stop_reason=None, anchors=[Anchor(id=1, text="")], target=target)
     found = pipeline._session_local(ctx, plan, {1})
     assert [s.memory_id for s in found] == [5, 2]  # 5 shares both cues; 2 is only a neighbour
     assert found[0].channel == "session" and found[0].path == [1, 5]
@@ -125,8 +123,8 @@ def test_a_list_questions_kind_moves_the_speakers_items_up(index) -> None:
 def test_trace_renders_the_session_view_and_the_list_target() -> None:
     from ripplecli.cli.render import trace_tree
 
-    target = TraceTarget("Melanie: book", ["melanie"], [], ["book"], None, None, many=True)
-    plan = TracePlan("continue", None, [], target, [], [])
+    target = Target("Melanie: book", persons=["melanie"], concepts=["book"], many=True)
+    plan = Plan(decision="continue", stop_reason=None, anchors=[], target=target)
     support = {"session": [Support(5, "session", 0.4, [1, 5], text="m5")], "list": [Support(6, "list", 0.3, [6])]}
     trace = Trace(
         Cues("", ["books"], ["melanie"], [], ["book"], None, None, many=True, kind="books"),

@@ -32,7 +32,7 @@ from ripplecli.recall.context import Growth, RecallContext, RecallParams, RoundS
 from ripplecli.recall.diffusion import cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
-from ripplecli.recall.planner import Plan, Planner, RulesPlanner, namespaced, question_cues
+from ripplecli.recall.planner import Planner, RulesPlanner, namespaced, question_cues
 from ripplecli.recall.query import (
     QueryAnalyzer,
     QueryCues,
@@ -42,7 +42,7 @@ from ripplecli.recall.query import (
     without_speakers,
 )
 from ripplecli.recall.sessions import Sessions, cue_weights, local_ranking, session_view
-from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
+from ripplecli.recall.to_trace import by_channel, cues_of, seeds_of
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
 from ripplecli.store.db import Store
@@ -51,6 +51,7 @@ from ripplecli.trace import (
     DayFocus,
     Evidence,
     Focus,
+    Plan,
     Provenance,
     RecallResult,
     Round,
@@ -420,7 +421,7 @@ def _rounds(ctx: RecallContext, one_round: RoundStep, lists: bool = False) -> Gr
         plan = ctx.planner.plan(
             ctx.cues, memories.candidates(index, [(m, ctx.fused.get(m, 0.0)) for m in ranked]), index.speakers
         )
-        record = Round(number + 1, plan_of(plan, index))
+        record = Round(number + 1, plan)
         growth.rounds.append(record)
         if not plan.proceed or not plan.anchors:
             record.stopped = plan.stop_reason or "no anchors"
@@ -453,7 +454,7 @@ def _ripple_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
     """Spreading activation from the question's cues and the anchors: new support, and a centrality ranking."""
     missing = [c for c in plan.missing if ":" not in c]
     restart_cues = dict.fromkeys([*ctx.cues.concepts, *missing], 1.0)
-    anchors = {a: 1.0 for a in plan.anchors}
+    anchors = {a: 1.0 for a in plan.anchor_ids}
     activated = spread(ctx.index, restart_cues, anchors, set(), top=CENTRALITY_DEPTH)
     new = [a for a in activated if a.memory_id not in evidence][:ACTIVATION_TOP]
     support = [
@@ -488,7 +489,7 @@ def _session_local(ctx: RecallContext, plan: Plan, taken: set[int]) -> list[Supp
     speaker = ctx.focus_speaker()
     picks: list[tuple[int, float, Support]] = []
     seen: set[int] = set()
-    for start in dict.fromkeys([*plan.anchors, *ctx.seeds[:SESSION_FROM_SEEDS]]):
+    for start in dict.fromkeys([*plan.anchor_ids, *ctx.seeds[:SESSION_FROM_SEEDS]]):
         key = ctx.sessions.of(start)
         if key in seen:
             continue
@@ -535,7 +536,7 @@ def _paper_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
     found: list[Support] = []
     channels = {"semantic": by_vector, "structural": by_cues, "contiguity": by_vector, "antecedent": by_vector}
     for channel, scorer in channels.items():
-        found += diffuse(store, plan.anchors, channel, scorer, evidence, hops=2, top=5)
+        found += diffuse(store, plan.anchor_ids, channel, scorer, evidence, hops=2, top=5)
     return Growth(found)
 
 
