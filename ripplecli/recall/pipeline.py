@@ -61,7 +61,7 @@ from ripplecli.trace import (
     ViewHit,
 )
 
-__all__ = ["MODES", "Growth", "Mode", "RecallContext", "RecallParams", "Recaller"]
+__all__ = ["RecallParams", "Recaller"]  # RecallParams: its knobs, defined beside the context the strategies read
 
 CENTRALITY_DEPTH = 60
 ACTIVATION_TOP = 10  # new memories taken from spreading activation (docs/method.md, read phase)
