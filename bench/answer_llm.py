@@ -19,21 +19,26 @@ average at the start and end (latency is only comparable on a quiet machine; the
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
 import os
+import pickle
 import random
 import time
+from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ripplecli.answer import typed_answer
-from ripplecli.answer.llm import llm_answer, llm_answer_json
+from ripplecli.answer import reading, typed_answer
+from ripplecli.answer.llm import BLOCKS, block_prompt, llm_answer, llm_answer_json
 from ripplecli.answer.typed import question_type
 from ripplecli.api import Memory
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
-from ripplecli.eval.metrics import bleu1, percentile, token_f1
+from ripplecli.eval.metrics import answer_words, bleu1, contains_answer, percentile, token_f1
 from ripplecli.eval.runner import sample_questions, store_dir
-from ripplecli.runtime.llm import CallLog, LlamaCppLLM, ModelOptions
+from ripplecli.runtime.llm import CallLog, LlamaCppLLM, ModelOptions, prompt_tokens
 from ripplecli.trace import Evidence
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,8 +58,16 @@ def chosen_questions(samples: list[Sample], per_category: int) -> dict[str, list
     }
 
 
-def recall_all(samples: list[Sample], picked: dict[str, list[Question]], out: Path) -> list[tuple[Question, list]]:
-    """Each picked question's evidence at K (the eval's stores under `out` are made or reused)."""
+Asked = tuple[Question, list[Evidence], datetime | None]  # a question, its evidence, the day it is asked
+
+
+def recall_all(samples: list[Sample], picked: dict[str, list[Question]], out: Path) -> list[Asked]:
+    """Each picked question's evidence at K (the eval's stores under `out` are made or reused), kept in
+    `out/recalled-*.pkl` so that a later run answers from the very same evidence without recalling again."""
+    wanted = sorted((q.conversation_id, q.index) for questions in picked.values() for q in questions)
+    kept = out / f"recalled-{hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:12]}.pkl"
+    if kept.exists():
+        return pickle.loads(kept.read_bytes())
     asked = []
     for sample in samples:
         if not picked[sample.sample_id]:
@@ -63,31 +76,60 @@ def recall_all(samples: list[Sample], picked: dict[str, list[Question]], out: Pa
             memory.ingest_conversations([sample.conversation], label=sample.sample_id, content_hash=sample.content_hash)
             for q in picked[sample.sample_id]:
                 result = memory.recall(q.text, k=K, mode="ripple", as_of=sample.as_of, answer="none")
-                asked.append((q, result.evidence))
+                asked.append((q, result.evidence, sample.as_of))
     random.Random(14).shuffle(asked)  # a run cut short (a loaded machine) has still answered a fair subset
+    kept.write_bytes(pickle.dumps(asked))
     return asked
 
 
 CAP = 300.0  # seconds: far above the product's cap, so a loaded machine slows the answers down but never cuts them
 
 
-def answer(variant: str, llm: Any, question: str, evidence: list[Evidence]) -> tuple[Any, CallLog]:
-    """One variant's answer and its model calls."""
+def answer(
+    variant: str, llm: Any, question: str, evidence: list[Evidence], today: datetime | None = None
+) -> tuple[Any, CallLog]:
+    """One variant's answer and its model calls; `shaped:600@CHAIN=0@LONG_WORDS=50` sets reading.py's constants
+    for this variant only (a choice measured on the same evidence)."""
+    variant, *overrides = variant.split("@")
+    with constants(overrides):
+        return _answer(variant, llm, question, evidence, today)
+
+
+@contextlib.contextmanager
+def constants(overrides: list[str]) -> Iterator[None]:
+    """reading.py's constants set to `NAME=value` for the duration."""
+    saved = {}
+    for override in overrides:
+        name, _, value = override.partition("=")
+        saved[name] = getattr(reading, name)
+        setattr(reading, name, type(saved[name])(value) if not isinstance(saved[name], str) else value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(reading, name, value)
+
+
+def _answer(
+    variant: str, llm: Any, question: str, evidence: list[Evidence], today: datetime | None
+) -> tuple[Any, CallLog]:
+    """One variant's answer, its constants set."""
     kind, _, budget = variant.partition(":")
     log = CallLog()
     if kind == "typed":
         return typed_answer(question, evidence), log
-    if kind == "plain":
-        return llm_answer(llm, question, evidence, log, cap_seconds=CAP, budget=int(budget)), log
+    if kind in BLOCKS:
+        made = llm_answer(llm, question, evidence, log, cap_seconds=CAP, budget=int(budget), block=kind, today=today)
+        return made, log
     if kind == "json":
         return llm_answer_json(llm, question, evidence, log, budget=int(budget)), log
     raise SystemExit(f"unknown variant {variant}")
 
 
-def record(variant: str, q: Question, llm: Any, evidence: list[Evidence]) -> dict[str, Any]:
+def record(variant: str, q: Question, llm: Any, evidence: list[Evidence], today: datetime | None) -> dict[str, Any]:
     """One answer, scored, with its time, first-token time and tokens (llama.cpp's counts when it has them)."""
     started = time.perf_counter()
-    result, log = answer(variant, llm, q.text, evidence)
+    result, log = answer(variant, llm, q.text, evidence, today)
     seconds = time.perf_counter() - started
     call = log.calls[-1] if log.calls else None
     timing = getattr(llm, "last_timing", {}) if call else {}
@@ -103,6 +145,9 @@ def record(variant: str, q: Question, llm: Any, evidence: list[Evidence]) -> dic
         "fallback": result.fallback,
         "note": result.note,
         "f1": token_f1(result.scored, q.answer),
+        "contains": contains_answer(result.scored, q.answer),
+        "abstained": not result.found,
+        "block": log.calls[-1].note if log.calls else None,
         "bleu1": bleu1(result.scored, q.answer),
         "seconds": round(seconds, 3),
         "first_token": call.first_token if call else None,
@@ -112,40 +157,47 @@ def record(variant: str, q: Question, llm: Any, evidence: list[Evidence]) -> dic
     }
 
 
-def run_variant(
-    variant: str, llm: Any, asked: list[tuple[Question, list]], path: Path, until: float
-) -> list[dict[str, Any]]:
+def run_variant(variant: str, llm: Any, asked: list[Asked], path: Path, until: float) -> list[dict[str, Any]]:
     """Answer every question (skipping those already in `path`) until the `until` clock; return all records."""
     done = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     seen = {(r["conversation"], r["index"]) for r in done}
     with path.open("a", encoding="utf-8") as handle:
-        for q, evidence in asked:
+        for q, evidence, today in asked:
             if (q.conversation_id, q.index) in seen:
                 continue
             if time.monotonic() > until:  # a model run stays short: the next run resumes here
                 break
-            row = record(variant, q, llm, evidence)
+            row = record(variant, q, llm, evidence, today)
             handle.write(json.dumps(row) + "\n")
             handle.flush()
             done.append(row)
     return done
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """F1 per category and split, latency and token medians, fallbacks."""
+def summary(rows: list[dict[str, Any]], categories: tuple[Any, ...] = ASKED_CATEGORIES) -> dict[str, Any]:
+    """F1 per category and per half (tuning / held out, and each half per category), containment, abstention,
+    latency and token medians, fallbacks."""
 
-    def f1(keep) -> float:
-        chosen = [r["f1"] for r in rows if keep(r)]
+    def mean(key: str, keep=lambda r: True) -> float:
+        chosen = [float(r[key]) for r in rows if keep(r)]
         return round(sum(chosen) / len(chosen), 3) if chosen else 0.0
 
     firsts = [r["first_token"] for r in rows if r["first_token"] is not None]
     evaluated = [r["prompt_evaluated"] for r in rows if r["prompt_evaluated"] is not None]
+    halves = {"tune": lambda r: r["conversation"] in TUNE, "held": lambda r: r["conversation"] not in TUNE}
     return {
         "n": len(rows),
-        "f1": f1(lambda r: True),
-        **{f"f1_c{c}": f1(lambda r, c=c: r["category"] == c) for c in ASKED_CATEGORIES},
-        "f1_tune": f1(lambda r: r["conversation"] in TUNE),
-        "f1_held": f1(lambda r: r["conversation"] not in TUNE),
+        "f1": mean("f1"),
+        **{f"f1_c{c}": mean("f1", lambda r, c=c: r["category"] == c) for c in categories},
+        **{f"f1_{half}": mean("f1", keep) for half, keep in halves.items()},
+        **{
+            f"f1_{half}_c{c}": mean("f1", lambda r, c=c, keep=keep: keep(r) and r["category"] == c)
+            for half, keep in halves.items()
+            for c in categories
+        },
+        "contains": mean("contains"),
+        **{f"contains_{half}": mean("contains", keep) for half, keep in halves.items()},
+        "abstained": mean("abstained"),
         "bleu1": round(sum(r["bleu1"] for r in rows) / max(len(rows), 1), 3),
         "p50_s": round(percentile([r["seconds"] for r in rows], 0.5), 2),
         "p95_s": round(percentile([r["seconds"] for r in rows], 0.95), 2),
@@ -164,19 +216,28 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="GGUF instruction model (needed by plain:/json: variants)")
     parser.add_argument("--variants", default="typed,plain:350")
     parser.add_argument("--per-category", type=int, default=25)
-    parser.add_argument("--conversations", nargs="*", help="only these conversations (default: all)")
+    parser.add_argument("--conversations", nargs="*", help="only these conversations (another sample: see --half)")
+    parser.add_argument("--half", choices=("tune", "held"), help="only the tuning or the held-out questions")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--minutes", type=float, default=25.0, help="stop starting answers after this long")
     parser.add_argument("--out", type=Path, default=Path("/tmp/answer-bench"))
     parser.add_argument("--stores", type=Path, help="where the stores are made or reused (default: OUT)")
+    parser.add_argument("--dry", action="store_true", help="no answers: each block's size and the gold turns it holds")
+    parser.add_argument("--show", type=int, default=0, help="with --dry: print the first N blocks")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     samples = load_samples(args.data, args.conversations)
     asked = recall_all(samples, chosen_questions(samples, args.per_category), args.stores or args.out)
+    if args.half:  # the same sample, one half of it: the choices are made on "tune", reported on "held"
+        asked = [a for a in asked if (a[0].conversation_id in TUNE) == (args.half == "tune")]
     variants = args.variants.split(",")
     needs_model = any(v != "typed" for v in variants)
     llm = LlamaCppLLM(args.model, ModelOptions(n_threads=args.threads)) if needs_model else None
     tag = llm.name if llm else "rules"
+    if args.dry:
+        for variant in (v for v in variants if v.partition(":")[0] in BLOCKS):  # overrides included
+            print(json.dumps({"model": tag, "variant": variant, **block_stats(variant, llm, asked, args.show)}))
+        return
     results: dict[str, list[dict[str, Any]]] = {}
     until = time.monotonic() + args.minutes * 60
     for variant in variants:
@@ -188,14 +249,45 @@ def main() -> None:
         print(json.dumps(line), flush=True)
         results[variant] = rows
     for variant in [v for v in variants if v != "typed" and "typed" in results]:
-        mixed = by_type(results["typed"], results[variant])
-        print(json.dumps({"model": tag, "variant": f"when:typed+{variant}", **summary(mixed)}), flush=True)
+        for kinds in (("when",), ("should",), ("when", "should")):
+            mixed = by_type(results["typed"], results[variant], kinds)
+            name = f"{'+'.join(kinds)}:typed+{variant}"
+            print(json.dumps({"model": tag, "variant": name, **summary(mixed)}), flush=True)
 
 
-def by_type(typed: list[dict[str, Any]], model: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What `--answer auto` choosing per question type would score: the rules for when-questions, else the model."""
+def block_stats(variant: str, llm: Any, asked: list[Asked], show: int = 0) -> dict[str, Any]:
+    """Without answering: the block's prompt tokens, the memories it shows, and the share of each question's gold
+    turns it holds (evidence recall) and the questions whose every gold turn it holds (full evidence)."""
+    variant, *overrides = variant.split("@")
+    kind, _, budget = variant.partition(":")
+    tokens, counts, recall, full, holds = [], [], [], [], []
+    for n, (q, evidence, today) in enumerate(asked):
+        with constants(overrides):
+            prompt, shown, _ = block_prompt(llm, q.text, evidence, kind, int(budget), today)
+        tokens.append(prompt_tokens(llm, prompt))
+        counts.append(len(shown))
+        turns = {t for e in shown for t in e.source_turns}
+        said, gold = answer_words(prompt[-1]["content"]), answer_words(q.answer)
+        holds.append(float(bool(gold) and any(said[i : i + len(gold)] == gold for i in range(len(said)))))
+        held = [t in turns for t in q.gold]
+        recall.append(sum(held) / len(held) if held else 0.0)
+        full.append(float(bool(held) and all(held)))
+        if n < show:
+            print(f"--- {q.conversation_id} #{q.index} gold {q.gold} → {q.answer}\n{prompt[-1]['content']}\n")
+    return {
+        "prompt_tokens_p50": percentile(tokens, 0.5),
+        "prompt_tokens_p95": percentile(tokens, 0.95),
+        "memories": round(sum(counts) / len(counts), 1),
+        "evidence_recall": round(sum(recall) / len(recall), 3),
+        "full_evidence": round(sum(full) / len(full), 3),
+        "answer_in_block": round(sum(holds) / len(holds), 3),  # the gold answer's words, in order, in the block
+    }
+
+
+def by_type(typed: list[dict[str, Any]], model: list[dict[str, Any]], kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+    """What `--answer auto` choosing per question type would score: the rules for `kinds`, else the model."""
     rules = {(r["conversation"], r["index"]): r for r in typed}
-    return [rules[(r["conversation"], r["index"])] if question_type(r["question"]) == "when" else r for r in model]
+    return [rules[(r["conversation"], r["index"])] if question_type(r["question"]) in kinds else r for r in model]
 
 
 if __name__ == "__main__":

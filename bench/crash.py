@@ -2,6 +2,8 @@
 
 .venv/bin/python bench/crash.py [--kills 20] [--conversation conv-30] [--sessions N] [--seed 0] [--json]
 .venv/bin/python bench/crash.py --forget [--kills 24] [--conversation conv-30] [--keep conv-26] [--sessions N]
+.venv/bin/python bench/crash.py --disk-full [--points 10] [--conversation conv-30] [--keep conv-26] [--sessions N]
+.venv/bin/python bench/crash.py --corrupt [--flips 3] [--only FILE,…] [--conversation conv-30] [--sessions N]
 
 Each trial ingests the conversation into a fresh store and kills the process after a random delay: odd trials over
 the whole length of an uninterrupted run (start-up, extraction, encoding), even ones in its last quarter (the write
@@ -17,6 +19,20 @@ of the store, `ripple doctor` must say so (exit 1); the next command that writes
 same forget again, a no-op re-ingest) must leave no file of the store folder holding any of the forgotten
 conversation's words, doctor all ok, and the counts of an uninterrupted forget (or, when the kill came before the
 deletion committed, the whole store as it was: then the forget is re-run).
+
+With --disk-full (issue 31), the store lives on a small tmpfs (mounting one needs root: without it the mode says why
+and exits 0) and each trial fills the disk to leave a few bytes to a few MB free before a command that writes: an
+ingest of a second conversation, a forget of it, `doctor --repair`. The command must finish or say in one line
+`disk full while …; nothing was lost; free space and run the same command again` (exit 1), never a traceback; doctor
+must then find nothing damaged (an unfinished forget is flagged, as it should be); once the space is freed the same
+command must finish, with the counts of an uninterrupted run and doctor all ok.
+
+With --corrupt (issue 31), every file of a built store is damaged in turn (bytes flipped at seeded offsets, the file
+cut in half, emptied; its time kept). Then asks and `memories search` must give the evidence of the sound store or a
+one-line error, never other evidence and never a traceback; doctor must flag the damage unless every read is the
+same as before (bytes no command reads: DuckDB's free blocks); `doctor --repair` must restore the store. A damaged
+database file cannot be rebuilt from itself: there, `export --salvage` must save every readable row into an export
+that `ripple import` takes.
 """
 
 from __future__ import annotations
@@ -169,9 +185,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--disk-full", action="store_true", help="Fill a small tmpfs before commands that write.")
+    parser.add_argument("--points", type=int, default=10, help="With --disk-full: free-space points per command.")
+    parser.add_argument("--corrupt", action="store_true", help="Damage every file of a store in turn.")
+    parser.add_argument("--flips", type=int, default=3, help="With --corrupt: flipped offsets per file.")
+    parser.add_argument("--only", default=None, help="With --corrupt: these files only (comma-separated paths).")
     args = parser.parse_args(argv)
     if args.forget:
         return run_forget_mode(args)
+    if args.disk_full:
+        from crash_modes import run_disk_full_mode
+
+        return run_disk_full_mode(args)
+    if args.corrupt:
+        from crash_modes import run_corrupt_mode
+
+        return run_corrupt_mode(args)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="ripple-crash-") as folder:
         home = Path(folder)

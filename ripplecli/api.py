@@ -10,10 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from ripplecli.config import Settings, data_home, force_offline
 from ripplecli.errors import InputError, StoreError
-from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time
+from ripplecli.inputs import naive_utc, parse_date, parse_memory_id, parse_time, utc_offset, wall_time
 from ripplecli.own_data import StoreUpkeep, settings_of
 from ripplecli.recall.modes import ASK_MODES, MODES
-from ripplecli.registry import ANSWER_MODES, EVAL_ANSWERS, EXTRACTORS, FORMATS, LINKS, PLANNERS, QUERY_ANALYZERS
+from ripplecli.registry import (
+    ANSWER_MODES,
+    EVAL_ANSWERS,
+    EXTRACTORS,
+    FORMATS,
+    LINKS,
+    LONGMEMEVAL_TYPES,
+    PLANNERS,
+    QUERY_ANALYZERS,
+)
 from ripplecli.wording import counted
 
 if TYPE_CHECKING:  # the store, the write path (numpy, graph), recall and answers load only when used: `--help` lists
@@ -40,6 +49,7 @@ __all__ = [
     "EXTRACTORS",
     "FORMATS",
     "LINKS",
+    "LONGMEMEVAL_TYPES",
     "MODES",
     "PLANNERS",
     "QUERY_ANALYZERS",
@@ -94,15 +104,15 @@ class Memory(StoreUpkeep):
         self._recaller: Recaller | None = None
         self._llm: LLM | None = None
 
-    def close(self) -> None:
-        """Release the store (and its lock)."""
-        self.store.close()
+    def close(self, failing: bool = False) -> None:
+        """Release the store (and its lock); `failing`: a failure is on its way, and nothing raised here hides it."""
+        self.store.close(failing)
 
     def __enter__(self) -> Memory:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        self.close(failing=kind is not None)
 
     # --- configuration ------------------------------------------------------------------------
     def configure(self, settings: Settings) -> None:
@@ -174,11 +184,13 @@ class Memory(StoreUpkeep):
         links: str | None = None,
         conversations: Sequence[Conversation] | None = None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ) -> IngestReport:
         """Ingest a chat file (or its already parsed `conversations`); a bad file raises InputError, writes nothing.
 
-        `owner`: the name the owner's turns are stored under (default: `me` in the config, else the export's own
-        name for them, e.g. "User"); the report says which name was used."""
+        `owner`: the name the owner's turns are stored under (default: `me` in the config, else `default_owner`, else
+        the export's own name for them, e.g. "User"); the report says which name was used. `owner` (or `me`) also
+        names the owner of a chat whose export does not say who it is (a group chat): the person of that name."""
         path = Path(path)
         self.load_encoder_soon()  # beside reading and checking the file
         if conversations is None:
@@ -193,6 +205,7 @@ class Memory(StoreUpkeep):
             progress=progress,
             links=links,
             owner=owner,
+            default_owner=default_owner,
         )
 
     def ingest_conversations(
@@ -205,8 +218,10 @@ class Memory(StoreUpkeep):
         progress: Progress | None = None,
         links: str | None = None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ) -> IngestReport:
-        """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE."""
+        """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE.
+        `owner` and `default_owner` as in ingest."""
         self.load_encoder_soon()
         chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
         linker = self._linker(links)
@@ -214,7 +229,7 @@ class Memory(StoreUpkeep):
         self._record_settings()
         from ripplecli.ingest import Ingestor
 
-        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner)
+        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner, default_owner)
         return ingestor.ingest(conversations, label, content_hash)
 
     def _linker(self, links: str | None, **params: Any):
@@ -262,12 +277,13 @@ class Memory(StoreUpkeep):
         taken = queries.turn_ids(self.store, conversation.strip())
         sessions: dict[str, Session] = {}
         for new in batch:
-            stamp = naive_utc(new.timestamp) if new.timestamp else datetime.now().replace(microsecond=0)
-            name = session.strip() if session else stamp.date().isoformat()
+            given = new.timestamp or datetime.now().replace(microsecond=0)  # now: the local clock, no zone
+            stamp, offset = naive_utc(given), utc_offset(given)
+            name = session.strip() if session else wall_time(given).date().isoformat()  # the day where it was said
             turn_id = next_turn_id(name, taken)
             taken.add(turn_id)
-            sessions.setdefault(name, Session(name, stamp, [])).turns.append(
-                Turn(turn_id, clean_text(new.speaker), clean_text(new.text), said_at=stamp)
+            sessions.setdefault(name, Session(name, stamp, [], offset)).turns.append(
+                Turn(turn_id, clean_text(new.speaker), clean_text(new.text), said_at=stamp, offset=offset)
             )
         return Conversation(conversation.strip(), list(sessions.values()))
 
@@ -310,12 +326,13 @@ class Memory(StoreUpkeep):
         chosen_analyzer = QUERY_ANALYZERS.create(analyzer, lambda: self.llm, log)
         if self._recaller is None:
             self._recaller = Recaller(self.store, lambda: self.encoder)
-        when = naive_utc(as_of) if as_of else None  # the store's times are naive UTC; an aware one cannot compare
+        when = wall_time(as_of) if as_of else None  # "yesterday" is read on the asker's clock, as days were lived
         params = RecallParams(k=k, mode=mode, rounds=rounds, as_of=when)
         result = self._recaller.recall(question, params, chosen_analyzer, chosen_planner)
         owner = result.trace.query_cues.owner  # "What did I ask…" is answered as "What did Jane Doe ask…"
         asked = as_owner(question, owner) if owner else question
-        result.answer = answer_for(answer, asked, result.evidence, self._model_provider(answer), log, stream)
+        today = when or datetime.now()  # the day "how long ago" counts back from, as recall reads the question
+        result.answer = answer_for(answer, asked, result.evidence, self._model_provider(answer), log, stream, today)
         if log.calls:
             result.trace.llm_calls = log.to_list()
         return result
@@ -354,10 +371,11 @@ class Memory(StoreUpkeep):
 
 
 def owner_name(conversations: Sequence[Conversation], given: str | None) -> str | None:
-    """The owner's name for conversations that mark owner turns: given, else `me` from the config, else None."""
+    """The owner's name for conversations that mark owner turns, or whose export leaves `me` to name the owner
+    among their people (a group chat): given, else `me` from the config, else None."""
     from ripplecli.owner import owner_speaker
 
-    if owner_speaker(conversations) is None:
+    if owner_speaker(conversations) is None and not any(c.owner_by_name for c in conversations):
         return None
     if given and given.strip():
         return " ".join(given.split())
@@ -429,7 +447,7 @@ def next_turn_id(session: str, taken: set[str]) -> str:
 # The MCP `recall` result is the `ripple ask --json` document made small, under the same names: evidence with its
 # dated sources and provenance (no turn texts), the trajectory as ids, and the rules' answer as a hint.
 COMPACT_EVIDENCE = ("memory_id", "rank", "restatement", "sources", "conversation_id", "title", "said_at", "refers_to")
-COMPACT_SOURCE = ("turn_id", "session_id", "speaker", "timestamp")
+COMPACT_SOURCE = ("turn_id", "session_id", "speaker", "said_at")  # said_at: the time where it was said
 COMPACT_CUES = ("persons", "locations", "concepts", "time_range")
 COMPACT_ANSWER = ("method", "type", "span", "text", "citations", "found", "sure")
 
@@ -530,6 +548,13 @@ def load_model(model: str | Path | None = None) -> None:
     from ripplecli.local_models import load_llm
 
     load_llm(model)
+
+
+def unopenable_report(store: str | Path | None, failure: StoreError) -> dict[str, Any]:
+    """`ripple doctor`'s report on a store whose database file DuckDB cannot open at all (`store`: its folder)."""
+    from ripplecli.own_data import unopenable_report as report
+
+    return report(store, failure)
 
 
 def config_path() -> Path:

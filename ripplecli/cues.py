@@ -33,6 +33,11 @@ _LETTERS = "a-z0-9\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f\u0370-\u03ff\u0400-\u0
 # point of their ranges marked one by one) are compiled only when a text needs them.
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 TOKENIZER_VERSION = 2  # bump when tokens change: saved BM25 indexes of another version are rebuilt
+# Words that name a time relative to when they are said. "Yesterday" in a memory said in June is a day in June, not
+# the day before a question asked in March: in a question they are its time range (recall.query), never a word to
+# match against memories (the lexical and dense views, the typed answer's cues).
+RELATIVE_TIMES = ("yesterday", "today", "last week", "this week", "last month", "this month", "last year", "this year")
+_RELATIVE_TIME = re.compile(r"\b(?:" + "|".join(RELATIVE_TIMES).replace(" ", r"\s+") + r")\b", re.I)
 
 
 @functools.cache
@@ -80,6 +85,16 @@ def naive_lemma(token: str) -> str:
     if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
         return token[:-1]
     return token
+
+
+def says_relative_time(text: str) -> bool:
+    """Whether the text names a time relative to when it is said ("yesterday", "last week")."""
+    return _RELATIVE_TIME.search(text) is not None
+
+
+def without_relative_times(text: str) -> str:
+    """The text without the times it names relative to when it is said (RELATIVE_TIMES), spaces closed up."""
+    return " ".join(_RELATIVE_TIME.sub(" ", text).split()) if says_relative_time(text) else text
 
 
 def content_tokens(text: str) -> list[str]:

@@ -8,7 +8,8 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -19,15 +20,29 @@ def replace_atomically(target: Path, write: Callable[[Path], T]) -> T:
     """Let `write` fill a private (0600) temp file beside `target`, then move it over `target`.
 
     A crash leaves the old file or the new one, never half of one, and no temp file survives."""
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(handle)
+    with replacing(target) as (temp,):
+        return write(temp)
+
+
+@contextmanager
+def replacing(*targets: Path) -> Iterator[list[Path]]:
+    """Private (0600) temp files beside each target, for the block to fill; moved over their targets one after the
+    other once it ends without error. A failure while any of them is written (a full disk: every write is made
+    before any file is replaced) leaves every target as it was, and no temp file survives."""
+    temps: list[Path] = []
     try:
-        result = write(Path(temp_name))
-        os.replace(temp_name, target)
-        return result
+        for target in targets:
+            handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            os.close(handle)
+            temps.append(Path(temp_name))
+        with _naming(targets[0] if targets else None):
+            yield temps
+        for temp, target in zip(temps, targets, strict=True):
+            os.replace(temp, target)
     finally:
-        if os.path.exists(temp_name):
-            os.unlink(temp_name)
+        for temp in temps:
+            if temp.exists():
+                temp.unlink()
 
 
 def replace_folder(target: Path, write: Callable[[Path], T]) -> T:
@@ -38,7 +53,8 @@ def replace_folder(target: Path, write: Callable[[Path], T]) -> T:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
     try:
-        result = write(staging)
+        with _naming(target):
+            result = write(staging)
         if target.exists():  # rename cannot replace a folder: move the old one aside first
             retired = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
             os.rename(target, retired / target.name)
@@ -66,6 +82,17 @@ def write_private_text(path: Path, text: str) -> None:
 def _owner_only(name: str, flags: int) -> int:
     """open()'s opener creating the file 0600."""
     return os.open(name, flags, 0o600)
+
+
+@contextmanager
+def _naming(target: Path | None) -> Iterator[None]:
+    """An OSError from a write to an open stream names no file (a full disk's, say): name the one it was for."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and target is not None:
+            raise OSError(exc.errno, exc.strerror, str(target)) from exc
+        raise
 
 
 def mapped_array(path: Path) -> Any:

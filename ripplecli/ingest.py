@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,9 +16,10 @@ from ripplecli.early_encoding import EarlyEncoder, EncodingAhead
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, IngestReport, MemoryDraft, NewMemory, PendingTurn, Session, Turn, Window
-from ripplecli.owner import ASSISTANT, OWNER, default_owner_name, owner_speaker, with_owner
+from ripplecli.owner import ASSISTANT, OWNER, claim_owner, default_owner_name, owner_speaker, with_owner
 from ripplecli.store import queries
 from ripplecli.store.db import Store
+from ripplecli.store.identity import Repeats
 
 Progress = Callable[[int, int], None]
 
@@ -25,6 +27,10 @@ Progress = Callable[[int, int], None]
 # graph candidates (nearest vectors, cue holders) are searched among the batch too, so a 10,000-message export in
 # one batch cost quadratically more per turn than a LoCoMo conversation (300-700 turns) does.
 BATCH_TURNS = 500
+# A chat whose id comes from its file's name (a WhatsApp chat, a ChatGPT conversation without its id) joins the
+# stored chat that holds the most of its messages when that is at least this many of them (all of them, for a chat
+# of fewer): one shared "ok" at the same minute does not make two chats one.
+JOIN_SHARED = 3
 # Encode a batch's restatements on a second thread while the extractor parses it (ripplecli/early_encoding.py);
 # bench/ingest.py --sequential turns it off to measure what it saves.
 ENCODE_AHEAD = True
@@ -42,6 +48,64 @@ def turn_hash(conversation_id: str, session: Session, turn: Turn) -> str:
         stamp = session.timestamp.isoformat() if session.timestamp else ""
         payload = "\x1f".join([conversation_id, session.session_id, turn.turn_id, speaker, turn.text, stamp])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+Keyed = tuple[Conversation, dict[str, int]]  # a chat and its turns' message keys, by turn id
+
+
+def message_keys(conv: Conversation) -> dict[str, int]:
+    """turn id -> the message's identity (ripplecli.store.identity): its said-at time (the message's own, else its
+    session's; none for notes, dated by their file), its text and its repeat number in the chat."""
+    repeats = Repeats()
+    return {
+        turn.turn_id: repeats.key(None if conv.keyed_by_text else turn.said_at or session.timestamp, turn.text)
+        for session in conv.sessions
+        for turn in session.turns
+    }
+
+
+def _join_target(
+    conv: Conversation, keys: dict[str, int], holders: dict[int, set[str]], planned: dict[int, str]
+) -> str:
+    """The id a chat is stored under: its own, unless the file named it and another chat (stored, or earlier in
+    this file) holds JOIN_SHARED of its messages (all of them, when it has fewer) and its own id holds none."""
+    own = conv.conversation_id
+    if not conv.named_by_file:
+        return own
+    distinct = set(keys.values())
+    shared: Counter[str] = Counter()
+    for key in distinct:
+        shared.update(holders.get(key, set()) | ({planned[key]} if key in planned else set()))
+    if not shared or own in shared:
+        return own
+    best, count = min(shared.items(), key=lambda item: (-item[1], item[0]))
+    return best if count >= min(JOIN_SHARED, len(distinct)) else own
+
+
+def merged(keyed: list[Keyed]) -> list[Keyed]:
+    """Chats under the same id read as one, in order of first appearance: a later one adds the turns the earlier
+    ones lack (by message key and by turn id), its sessions merged by id (each keeps its time and offset), the first
+    title kept."""
+    by_id: dict[str, Keyed] = {}
+    for conv, keys in keyed:
+        if conv.conversation_id not in by_id:
+            by_id[conv.conversation_id] = (conv, dict(keys))
+            continue
+        first, known = by_id[conv.conversation_id]
+        sessions = {s.session_id: replace(s, turns=list(s.turns)) for s in first.sessions}
+        seen = set(known.values())
+        for session in conv.sessions:
+            for turn in session.turns:
+                key = keys[turn.turn_id]
+                if key in seen or turn.turn_id in known:
+                    continue
+                sessions.setdefault(session.session_id, replace(session, turns=[]))
+                sessions[session.session_id].turns.append(turn)
+                known[turn.turn_id] = key
+                seen.add(key)
+        title = first.title or conv.title
+        by_id[conv.conversation_id] = (replace(first, sessions=list(sessions.values()), title=title), known)
+    return list(by_id.values())
 
 
 def _unnamed_assistant(conversation_id: str, session: Session, turn: Turn) -> str | None:
@@ -82,7 +146,7 @@ def new_windows(
 
     new_sessions: dict[str, Session] = {}
     for p in pending:
-        session = new_sessions.setdefault(p.session.session_id, Session(p.session.session_id, p.session.timestamp, []))
+        session = new_sessions.setdefault(p.session.session_id, replace(p.session, turns=[]))
         session.turns.append(p.turn)
     fresh = Conversation(conv.conversation_id, list(new_sessions.values()), conv.title)
     return list(make_windows(fresh, settings.window_turns, settings.window_overlap, known, speakers=speakers))
@@ -100,9 +164,14 @@ class Ingestor:
         progress: Progress | None = None,
         linker=None,
         owner: str | None = None,
+        default_owner: str | None = None,
     ):
         self.store = store
-        self.owner = owner  # the name the owner's turns are stored under (None: the name the export gives them)
+        self.owner = owner  # the owner's name, given (`me`): their turns are stored under it
+        self.default_owner = default_owner  # without `owner`, the name for them (None: the name the export gives)
+        # (conversation, turn) -> the name a turn of a chat whose owner `me` named carried before it was the owner's
+        self._named_owner: dict[tuple[str, str], str] = {}
+        self._by_name: set[str] = set()  # chats whose export names no owner
         self.linker = linker  # CABLE (ripplecli.graph.cable), run after each batch is committed
         self.settings = settings
         self.encoder = encoder
@@ -115,14 +184,21 @@ class Ingestor:
         """Ingest parsed conversations; every check runs before the first write."""
         started = time.perf_counter()
         report = IngestReport(file=label, conversations=len(conversations))
-        report.skipped = sum(conv.skipped for conv in conversations)
-        if owner_speaker(conversations) is not None:
-            report.owner = self.owner or default_owner_name(conversations)
-            conversations = [with_owner(c, report.owner) for c in conversations]
-        conversations = [self._as_stored(conv) for conv in conversations]
-        plans = [(conv, self._pending(conv, Path(label).name, report)) for conv in conversations]
+        reasons: Counter[str] = Counter()
+        for conv in conversations:
+            reasons.update(conv.skipped)
+        report.skipped, report.skipped_by_reason = sum(reasons.values()), dict(reasons.most_common())
+        keyed = [(conv, message_keys(conv)) for conv in conversations]
+        holders = queries.message_holders(self.store, [key for _, keys in keyed for key in keys.values()])
+        # Chats go under the ids they are stored by first, so an owner `me` names is known by the stored id.
+        keyed = [(self._claim_owner(conv, report), keys) for conv, keys in self._joined(keyed, holders)]
+        if owner_speaker([conv for conv, _ in keyed]) is not None:
+            report.owner = self.owner or self.default_owner or default_owner_name([conv for conv, _ in keyed])
+            keyed = [(with_owner(conv, report.owner), keys) for conv, keys in keyed]
+        claimed: set[int] = set()  # messages with their own time an earlier chat of this file stores
+        plans = [(conv, self._pending(conv, keys, holders, claimed, Path(label).name, report)) for conv, keys in keyed]
         total = sum(len(p) for _, p in plans)
-        report.duplicates = sum(c.turn_count for c, _ in plans) - total - report.edited if plans else 0
+        report.duplicates = sum(c.turn_count for c in conversations) - total - report.edited
         report.run_id = self.store.next_id("ingest_runs", "run_id")
         batches = [(conv, pending[at : at + BATCH_TURNS]) for conv, pending in plans for at in _starts(pending)]
         done = 0
@@ -142,29 +218,74 @@ class Ingestor:
             self.store.refresh_lexical_index()
         return report
 
-    def _as_stored(self, conv: Conversation) -> Conversation:
-        """A newer export of a chat that is stored under another id of its family (a WhatsApp export that lost its
-        oldest messages names another first message) goes to that conversation: the one of the family that already
-        holds the most of its messages. A chat of the same name that shares no message stays a chat of its own."""
-        if not conv.same_chat_prefix:
-            return conv
-        turn_ids = [t.turn_id for s in conv.sessions for t in s.turns]
-        holders = [cid for cid, _ in queries.conversations_holding(self.store, conv.same_chat_prefix, turn_ids)]
-        if not holders or conv.conversation_id in holders:
-            return conv
-        return replace(conv, conversation_id=holders[0])
+    def _joined(self, keyed: list[Keyed], holders: dict[int, set[str]]) -> list[Keyed]:
+        """The file's chats under the ids they are stored by: a chat named by its file joins the chat (stored, or
+        earlier in this file) that holds enough of its messages, keeping that chat's title; chats that end up
+        under one id are read as one."""
+        planned: dict[int, str] = {}  # message key -> the chat of this file it goes to
+        resolved: list[Keyed] = []
+        for conv, keys in keyed:
+            target = _join_target(conv, keys, holders, planned)
+            if target != conv.conversation_id:
+                conv = replace(conv, conversation_id=target, title=None)
+            for key in keys.values():
+                planned.setdefault(key, target)
+            resolved.append((conv, keys))
+        return merged(resolved)
 
-    def _pending(self, conv: Conversation, source: str, report: IngestReport) -> list[PendingTurn]:
-        """Turns of `conv` not stored yet. A stored turn id with other content is refused, naming the file; but an
-        export's message (it has its own time) edited since it was stored keeps its stored text and is counted as
+    def _claim_owner(self, conv: Conversation, report: IngestReport) -> Conversation:
+        """A chat whose export names no owner takes the person `me` names as its owner; one whose people `me` names
+        none of is listed on the report (and stored without an owner)."""
+        if not conv.owner_by_name:
+            return conv
+        self._by_name.add(conv.conversation_id)
+        claimed = claim_owner(conv, self.owner)
+        if claimed is None:
+            report.no_owner.append({"chat": conv.title or conv.conversation_id, "people": conv.speakers})
+            return conv
+        for session in claimed.sessions:
+            for turn in session.turns:
+                if turn.role == OWNER:
+                    self._named_owner[conv.conversation_id, turn.turn_id] = turn.speaker
+        return claimed
+
+    def _as_other_owner(self, conv: Conversation, session: Session, turn: Turn) -> str | None:
+        """The identity a turn of a chat whose owner `me` names had if it was stored with another owner (before
+        `me` named one, or with `me` naming someone else): the same message, not an edit of it."""
+        if conv.conversation_id not in self._by_name:
+            return None
+        if turn.role != OWNER:
+            return turn_hash(conv.conversation_id, session, replace(turn, role=OWNER))
+        speaker = self._named_owner.get((conv.conversation_id, turn.turn_id), turn.speaker)
+        return turn_hash(conv.conversation_id, session, replace(turn, speaker=speaker, role=""))
+
+    def _pending(
+        self,
+        conv: Conversation,
+        keys: dict[str, int],
+        holders: dict[int, set[str]],
+        claimed: set[int],
+        source: str,
+        report: IngestReport,
+    ) -> list[PendingTurn]:
+        """Turns of `conv` not stored yet. A message stored already is a duplicate whatever file it came in: in
+        this chat by its time and text, anywhere in the store when it has its own time (`claimed`: or in a chat
+        this file stores first). A stored turn id with other content is refused, naming the file; but an export's
+        message (it has its own time) edited since it was stored keeps its stored text and is counted as
         `edited`, so one edit does not refuse a whole newer export."""
         flat = [(s, t, turn_hash(conv.conversation_id, s, t)) for s in conv.sessions for t in s.turns]
         stored = queries.turn_hashes(self.store, conv.conversation_id)
         next_position = queries.next_position(self.store, conv.conversation_id)
         pending = []
         for session, turn, digest in flat:
+            key = keys[turn.turn_id]
+            timed = turn.said_at is not None and not conv.keyed_by_text
+            if conv.conversation_id in holders.get(key, ()) or (timed and (key in holders or key in claimed)):
+                continue
             known = stored.get(turn.turn_id)
             if known == digest or (known and known == _unnamed_assistant(conv.conversation_id, session, turn)):
+                continue
+            if known is not None and known == self._as_other_owner(conv, session, turn):
                 continue
             if known is not None and turn.said_at is not None:
                 report.edited += 1
@@ -174,7 +295,9 @@ class Ingestor:
                     f"{source}: conversation {conv.conversation_id}: turn {turn.turn_id} is already stored with "
                     "different content (forget it first, or give the turn another id)"
                 )
-            pending.append(PendingTurn(session, turn, next_position + len(pending), digest))
+            pending.append(PendingTurn(session, turn, next_position + len(pending), digest, key))
+            if timed:
+                claimed.add(key)
         return pending
 
     def _encode_ahead(
@@ -292,6 +415,7 @@ class Ingestor:
                     position=cue.position,
                     session_ts=first.session.timestamp,
                     said_at=first.said_at,
+                    said_offset=first.said_offset,
                     sources=[source_ids[turn_id] for turn_id in draft.source_turns],
                     draft=draft,
                 )

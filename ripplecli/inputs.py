@@ -44,7 +44,19 @@ def naive_utc(stamp: datetime) -> datetime:
     return stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp
 
 
+def utc_offset(stamp: datetime) -> timedelta | None:
+    """The UTC offset a zone-aware timestamp gives (the store keeps it beside the UTC time); None without a zone."""
+    return stamp.utcoffset() if stamp.tzinfo else None
+
+
+def wall_time(stamp: datetime) -> datetime:
+    """A timestamp as the clock where it was given reads it, naive: "yesterday" asked at 20:00 in California is
+    read on the Californian day. A timestamp without a zone is taken as that clock's time already (a plain now is
+    the local clock)."""
+    return stamp.replace(tzinfo=None)
+
+
 def parse_time(value: str | None, what: str) -> datetime | None:
-    """An ISO 8601 argument as the store keeps times (naive; zone-aware values in UTC); empty is None."""
-    parsed = parse_date(value, what) if value and value.strip() else None
-    return naive_utc(parsed) if parsed else None
+    """An ISO 8601 argument, its zone kept when it gives one (the API stores its instant and offset, and reads a
+    question's date on its own clock); empty is None."""
+    return parse_date(value, what) if value and value.strip() else None

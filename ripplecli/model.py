@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 
 @dataclass(frozen=True)
@@ -13,17 +13,50 @@ class Turn:
     turn_id: str
     speaker: str
     text: str
-    said_at: datetime | None = None  # the message's own timestamp, when the export has one (naive UTC)
+    # The message's own time, when the export has one: naive UTC when the export gives its zone (`offset` then says
+    # where it was said), else the naive wall-clock time the export wrote.
+    said_at: datetime | None = None
     role: str = ""  # "owner" (the store's owner wrote it), "assistant" (an AI assistant), "" (unknown / a person)
+    offset: timedelta | None = None  # said_at's UTC offset where it was said, when the export gives a zone
 
 
 @dataclass
 class Session:
-    """A contiguous sitting of a conversation; `timestamp` is naive local wall-clock time or None."""
+    """A contiguous sitting of a conversation; `timestamp` is naive UTC when `offset` gives its zone, else naive
+    local wall-clock time, or None."""
 
     session_id: str
     timestamp: datetime | None
     turns: list[Turn] = field(default_factory=list)
+    offset: timedelta | None = None  # the timestamp's UTC offset, when the export gives a zone
+
+
+def wall_clock(moment: datetime | None, offset: timedelta | None) -> datetime | None:
+    """The time a clock showed where something was said: a UTC instant moved by its offset, a time without a zone
+    as it is (ripple takes it as that place's wall-clock time). Days, and "yesterday" in a turn, are read on it."""
+    return moment + offset if moment is not None and offset is not None else moment
+
+
+def shown_time(moment: datetime | None, offset: timedelta | None) -> str | None:
+    """A stored time as ripple shows it (in --json too): a UTC instant as the wall-clock time where it was said
+    with its offset ("2026-03-10T20:00:00-07:00", the same instant), a time without a zone as it is."""
+    if moment is None:
+        return None
+    if offset is None:
+        return moment.isoformat()
+    return moment.replace(tzinfo=UTC).astimezone(timezone(offset)).isoformat()
+
+
+def offset_of(seconds: int | None) -> timedelta | None:
+    """A stored `said_offset` (seconds east of UTC) as a timedelta; None when the zone is unknown."""
+    return None if seconds is None else timedelta(seconds=seconds)
+
+
+def said_wall_clock(turn: Turn, session: Session) -> datetime | None:
+    """When a turn was said, on the clock where it was said: its own time, else its session's."""
+    if turn.said_at is not None:
+        return wall_clock(turn.said_at, turn.offset)
+    return wall_clock(session.timestamp, session.offset)
 
 
 @dataclass
@@ -33,10 +66,18 @@ class Conversation:
     conversation_id: str
     sessions: list[Session] = field(default_factory=list)
     title: str | None = None  # the export's own title, shown beside the id
-    skipped: int = 0  # messages the reader left out on purpose (tool calls, hidden, media-only), for the summary
-    # An id prefix an earlier export of the same chat may be stored under, when the id depends on the export (a
-    # WhatsApp id names its first message, which a newer export of a long chat may have lost): see ingest.
-    same_chat_prefix: str | None = None
+    # Messages the reader left out, by reason ("system line": 3, "other branch": 13), for the summary and --json.
+    skipped: dict[str, int] = field(default_factory=dict)
+    # The id is made from the file's name (a WhatsApp chat's, a ChatGPT conversation without its id), not given by
+    # the export: such a chat joins a stored one its messages overlap, whatever the file is called (see ingest).
+    named_by_file: bool = False
+    # Its turns are one text's paragraphs dated by the file (notes): their identity is their text, not their time.
+    keyed_by_text: bool = False
+    # The export does not say which of its people is the owner (a group chat, a Slack workspace, a Discord channel):
+    # `me`, when it names one of them, does. `aliases` are other names a reader knows them by (a Slack user's real
+    # name and handle), folded with owner.name_key, each mapped to the speaker name their turns carry.
+    owner_by_name: bool = False
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def speakers(self) -> list[str]:
@@ -97,11 +138,18 @@ class PendingTurn:
     turn: Turn
     position: int
     content_hash: str
+    message_key: int | None = None  # its identity by time and text (ripplecli.store.identity)
 
     @property
     def said_at(self) -> datetime | None:
         """When it was said: the message's own time, else its session's (all that older formats record)."""
         return self.turn.said_at or self.session.timestamp
+
+    @property
+    def said_offset(self) -> int | None:
+        """The UTC offset, in seconds, of where it was said (of `said_at`), when the export gave a zone."""
+        offset = self.turn.offset if self.turn.said_at is not None else self.session.offset
+        return None if offset is None else int(offset.total_seconds())
 
 
 @dataclass(frozen=True)
@@ -117,6 +165,7 @@ class NewMemory:
     said_at: datetime | None
     sources: list[int]
     draft: MemoryDraft
+    said_offset: int | None = None  # seconds east of UTC where its first source turn was said, when known
 
 
 @dataclass(frozen=True)
@@ -138,6 +187,7 @@ class IngestReport:
     new_sources: int = 0
     duplicates: int = 0
     skipped: int = 0  # messages the reader left out (tool calls, hidden or media-only messages)
+    skipped_by_reason: dict[str, int] = field(default_factory=dict)  # the same, by why ("system line": 3)
     edited: int = 0  # export messages whose text changed since they were stored (the stored text is kept)
     memories: int = 0
     edges: dict[str, int] = field(default_factory=dict)
@@ -146,3 +196,5 @@ class IngestReport:
     seconds: float = 0.0
     run_id: int = 0
     owner: str | None = None  # the name the owner's turns were stored under, when the file marks any
+    # Chats whose export names no owner and whose people `me` is none of: {"chat": title or id, "people": [...]}
+    no_owner: list[dict] = field(default_factory=list)

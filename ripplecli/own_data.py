@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ripplecli.config import GraphParams, Settings
-from ripplecli.errors import InputError, StoreError
+from ripplecli.errors import DISK_FULL_CODES, InputError, StoreError, known_failure
 from ripplecli.inputs import parse_memory_id
 
 if TYPE_CHECKING:  # browsing, forgetting and writing files load when used, not on every ask (nor on `--help`)
@@ -108,6 +108,28 @@ class StoreUpkeep:
             return _write_lines(lines, target or sys.stdout)
         return _write_file(Path(target), lines)
 
+    @staticmethod
+    def salvage(path: str | Path | None, target: str | Path | TextIO | None = None, *, with_vectors: bool = False):
+        """Write every row a damaged store's database still gives as an export (stdout when no target), without
+        opening the store itself (its schema or meta may be what is damaged); returns what was read and lost."""
+        from ripplecli.config import data_home
+        from ripplecli.store.db import DB_FILE, open_database
+        from ripplecli.store.salvage import salvage
+
+        folder = Path(path).expanduser() if path else data_home()
+        if not (folder / DB_FILE).is_file():
+            raise StoreError(f"store {folder}: no ripple store here")
+        con = open_database(folder / DB_FILE)
+        try:
+            found = salvage(con, with_vectors)
+        finally:
+            con.close()
+        if target is None or not isinstance(target, str | Path):
+            _write_lines(found.lines, target or sys.stdout)
+        else:
+            _write_file(Path(target), found.lines)
+        return found
+
     def import_(self, source: str | Path) -> dict[str, int]:
         """Restore an export into this (empty) store; vectors are re-encoded when the export has none."""
         from ripplecli.store.portable import ensure_empty, import_records, read_document
@@ -145,6 +167,14 @@ class StoreUpkeep:
             repaired = fix(self.store)
             self._recaller = None
         return {**summary(diagnose(self.store)), "repaired": repaired, "store": str(self.path)}
+
+
+def unopenable_report(path: str | Path | None, failure: StoreError) -> dict[str, Any]:
+    """`doctor`'s report on a store whose database file DuckDB cannot open at all."""
+    from ripplecli.config import data_home
+    from ripplecli.store.doctor import unopenable
+
+    return unopenable(Path(path).expanduser() if path else data_home(), failure)
 
 
 def settings_of(recorded: dict[str, Any] | None) -> Settings:
@@ -191,5 +221,7 @@ def _write_file(path: Path, lines: Iterable[str]) -> int:
 
     try:
         return replace_atomically(path, write)
-    except OSError as exc:  # a read-only disk, a folder of someone else's, a full disk
+    except OSError as exc:  # a full disk (one line, exit 1), a read-only disk, a folder of someone else's
+        if exc.errno in DISK_FULL_CODES:
+            raise known_failure(exc) or exc from None
         raise InputError(f"--out {path}: cannot write it: {unusable_because(path, exc)}") from None

@@ -52,6 +52,31 @@ def with_owner(conversation: Conversation, name: str | None) -> Conversation:
     return replace(conversation, sessions=sessions)
 
 
+def name_key(name: str) -> str:
+    """A name as `me` is compared with it, whatever its case and spacing ("alex  moreau" is "Alex Moreau")."""
+    return " ".join(name.split()).casefold()
+
+
+def claim_owner(conversation: Conversation, me: str | None) -> Conversation | None:
+    """A chat whose export names no owner (a group chat, a Slack or Discord export) with the turns of the person
+    `me` names marked as the owner's (they may have written nothing in it), or None when `me` names none of its
+    people. Any other chat, or no `me`, is returned as it is."""
+    if not conversation.owner_by_name or not me or not me.strip():
+        return conversation
+    key = name_key(me)
+    named = {speaker for speaker in conversation.speakers if name_key(speaker) == key}
+    alias = conversation.aliases.get(key)
+    if alias is not None:
+        named.add(alias)
+    if not named:
+        return None
+    sessions = [
+        replace(s, turns=[replace(t, role=OWNER) if t.speaker in named and not t.role else t for t in s.turns])
+        for s in conversation.sessions
+    ]
+    return replace(conversation, sessions=sessions)
+
+
 def first_person_at(question: str) -> int | None:
     """Where the question first speaks of its asker ("What did I ask…"), or None when it never does."""
     match = _FIRST_PERSON.search(question)

@@ -127,6 +127,12 @@ _CLAUSE_START = re.compile(
 # Words after a subject "you" that are not its verb ("you all", "you two", "you guys") or read as idioms ("you bet").
 _AFTER_YOU = frozenset("all both two three four guys folks alone again bet".split())
 _DETERMINER_BEFORE = re.compile(r"\b(?:a|the|this|that|gold|coal|salt|diamond)\s+$", re.IGNORECASE)
+# Words someone else wrote keep their pronouns (their "I" is not the speaker): a quoted line ("> …" in Slack,
+# Markdown and e-mail; Slack's ">>>" quotes the rest of the message), a code block or span, a passage in double
+# quotes (straight, curly or guillemets).
+_QUOTED = re.compile(
+    r'^[ \t]*>>>[\s\S]*|^[ \t]*>[^\n]*|```[\s\S]*?(?:```|\Z)|`[^`\n]+`|"[^"]+"|“[^”]*”|«[^»]*»', re.MULTILINE
+)
 
 
 def _normalise(phrase: str) -> str:
@@ -144,9 +150,12 @@ def resolve_references(text: str, speaker: str, other: str | None, we: bool = Tr
     names = {"me": me, "you": other, "we": f"{speaker} and {other}" if we and me and other else None}
     pieces: list[str] = []
     at = 0
+    quoted = [span.span() for span in _QUOTED.finditer(text)]
     for match in _PRONOUN.finditer(text):
         if match.start() < at:
             continue  # inside a verb already rewritten
+        if any(start <= match.start() < end for start, end in quoted):
+            continue  # someone else's words, quoted
         resolved = _resolved(match, names, other)
         pieces += [text[at : match.start()], resolved]
         at = match.end()

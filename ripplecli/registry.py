@@ -91,6 +91,9 @@ FORMATS = Registry(
         "whatsapp": FormatEntry("ripplecli.formats.whatsapp:FORMAT", 'a chat\'s "Export chat" .txt (or its zip)'),
         "slack": FormatEntry("ripplecli.formats.slack:FORMAT", "the workspace export (zip or folder)"),
         "discord": FormatEntry("ripplecli.formats.discord:FORMAT", "DiscordChatExporter JSON", 40),
+        "messenger": FormatEntry(
+            "ripplecli.formats.messenger:FORMAT", "a Facebook Messenger or Instagram chat's message_1.json", 20
+        ),
         "notes": FormatEntry("ripplecli.formats.notes:FORMAT", ".md / .txt you wrote, a memory per paragraph"),
         "native": FormatEntry(
             "ripplecli.formats.native:FORMAT", "ripple's own JSON (sessions of speaker + text turns)", 90
@@ -137,6 +140,14 @@ VERIFIERS = Registry(  # who accepts CABLE's candidate links
 )
 ANSWER_MODES = ("auto", "typed", "llm", "extractive", "none")  # ripple ask --answer NAME (ripplecli.answer)
 EVAL_ANSWERS = ("none", "typed", "extractive", "llm", "auto")  # ripple eval locomo --answer NAME (eval.runner)
+LONGMEMEVAL_TYPES = (  # ripple eval longmemeval --types NAME: LongMemEval's question types (eval.longmemeval)
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+)
 LINKS: dict[str, dict[str, str]] = {  # ripple ingest --links NAME: which querier and verifier build the links
     "cable": {"querier": "rules", "verifier": "rules"},
     "cable-llm": {"querier": "llm", "verifier": "llm"},

@@ -292,7 +292,8 @@ class Focus:
 
 @dataclass
 class DayFocus:
-    """A question naming a day in full: what was said on other days ranks `others_demoted`× further down."""
+    """A question naming a day in full, or a time relative to its date ("yesterday"): what was said on other days
+    (for the relative time: neither said nor telling of then) ranks `others_demoted`× further down."""
 
     said_on: list[str]
     others_demoted: float

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ripplecli.cues import content_tokens
 from ripplecli.eval.locomo import Sample
 from ripplecli.model import Turn
@@ -27,3 +29,11 @@ def evidence_sharing_words(samples: list[Sample]) -> list[tuple[str, str]]:
             asked = set(content_tokens(question.text)) - speakers
             shared += [(question.text, i) for i in question.gold if asked & set(content_tokens(turns[i].text))]
     return shared
+
+
+def assert_refused(result: Any, phrase: str) -> None:
+    """A user mistake on `ripple eval`: exit 2 and one line, `ripple: error: …`, that contains `phrase`."""
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ripple: error:"), result.output
+    assert phrase in lines[0]

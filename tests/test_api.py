@@ -54,7 +54,8 @@ def test_remember_keeps_utc_for_zoned_times_and_cleans_text(memory: Memory) -> N
     zoned = datetime.fromisoformat("2026-05-21T01:00:00+02:00")
     memory.remember(NewTurn(" Alex ", "Maya is allergic\x00 to shellfish.", zoned), conversation="c")
     ((session, _, _, stamp),) = sources(memory, "c")
-    assert (session, stamp) == ("2026-05-20", datetime(2026, 5, 20, 23, 0))
+    assert (session, stamp) == ("2026-05-21", datetime(2026, 5, 20, 23, 0))  # the day where it was said, UTC time
+    assert memory.store.con.execute("SELECT said_offset FROM sources").fetchone() == (7200,)
     text, speaker = memory.store.con.execute("SELECT text, speaker FROM sources").fetchone()
     assert (text, speaker) == ("Maya is allergic to shellfish.", "Alex")
 
@@ -103,7 +104,7 @@ def test_compact_result_keeps_ids_sources_and_the_trajectory(memory: Memory) -> 
         "turn_id": result.evidence[0].source_turns[0],
         "session_id": "2026-04-23",
         "speaker": result.evidence[0].sources[0].speaker,
-        "timestamp": "2026-04-23T19:30:00",
+        "said_at": "2026-04-23T19:30:00",
     }
     trajectory = brief["trajectory"]
     assert trajectory["seeds"]["dense"] and trajectory["rounds"][0]["anchors"]

@@ -14,6 +14,7 @@ from ripplecli import __version__
 from ripplecli.answer import ANSWER_MODES
 from ripplecli.cli import app
 from ripplecli.cli.choices import CHOICES, listed
+from ripplecli.eval.longmemeval import QUESTION_TYPES
 from ripplecli.eval.runner import ANSWERS
 from ripplecli.formats import FORMATS
 from ripplecli.recall.modes import ASK_MODES, MODES
@@ -39,7 +40,9 @@ def test_completion_is_offered_and_completes_choices() -> None:
     assert set(completed) == {m for m in ASK_MODES if m.startswith("ripple")}
 
 
-@pytest.mark.parametrize("command", [["ask"], ["ingest"], ["forget"], ["export"], ["eval", "locomo"], []])
+@pytest.mark.parametrize(
+    "command", [["ask"], ["ingest"], ["forget"], ["export"], ["eval", "locomo"], ["eval", "longmemeval"], []]
+)
 def test_flags_show_no_value(command: list[str]) -> None:
     page = run(*command, "--help").stdout
     assert "<bool>" not in page
@@ -57,6 +60,7 @@ REGISTRIES = {
     ("ingest", "--links"): ["none", *LINKS],
     ("eval locomo", "--modes"): list(MODES),
     ("eval locomo", "--answer"): list(ANSWERS),
+    ("eval longmemeval", "--types"): list(QUESTION_TYPES),
 }
 
 

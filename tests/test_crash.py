@@ -15,6 +15,7 @@ from conftest import use_fake_extractor
 
 from ripplecli.api import Memory
 from ripplecli.store.db import Store
+from ripplecli.store.seals import read_sealed, sealed_json
 
 REPO = Path(__file__).resolve().parent.parent
 READ_COMMANDS = [
@@ -50,7 +51,8 @@ def test_a_rerun_heals_indexes_a_killed_run_committed_past(tmp_path, fake_settin
     with new_memory(tmp_path / "store", fake_settings) as memory:
         memory.ingest(chat)
     for sidecar in (tmp_path / "store" / "lexical" / "ripple.json", tmp_path / "store" / "vectors.hnsw.meta.json"):
-        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "version": 0}))
+        saved, _ = read_sealed(sidecar)  # as a killed run leaves them: sealed, from the version before its commit
+        sidecar.write_text(sealed_json({**saved, "version": 0}))
     stale = json.loads(run("doctor", "--json", "--store", str(tmp_path / "store")).stdout)
     assert {c["check"] for c in stale["checks"] if c["status"] == "stale"} == {"vector index", "lexical index"}
     rerun = run("ingest", str(chat), "--store", str(tmp_path / "store"), "--json")
@@ -70,6 +72,36 @@ def test_sigkilled_ingests_leave_a_clean_store_and_finish_exactly(locomo_dev):
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["passed"] == 3, done.stderr
     assert report["expected"]["memories"] == report["expected"]["sources"] > 0
+
+
+@pytest.mark.slow
+def test_a_full_disk_under_real_commands_costs_nothing(locomo_dev):
+    """bench/crash.py --disk-full, briefly: ingest, forget and repair on a nearly full tmpfs (skipped unless root)."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "crash.py"), "--disk-full", "--points", "2", "--sessions", "2",
+         "--data", str(locomo_dev), "--json"],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    if "skipped" in report:
+        pytest.skip(report["skipped"])
+    assert done.returncode == 0, done.stderr
+    assert report["stopped_by_the_full_disk"] > 0 and report["one_line"] == report["stopped_by_the_full_disk"]
+    assert report["tracebacks"] == report["damaged_after"] == 0 and report["final_exact"] == report["trials"]
+
+
+@pytest.mark.slow
+def test_damaged_files_of_a_real_store_never_give_other_evidence(locomo_dev):
+    """bench/crash.py --corrupt, briefly: the vector index, recall's arrays and the database, flipped and cut."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "crash.py"), "--corrupt", "--flips", "1", "--sessions", "2",
+         "--only", "vectors.hnsw,recall/recall.bin,ripple.duckdb", "--data", str(locomo_dev), "--json"],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, done.stderr
+    assert report["cases"] == 9 and report["reads"]["silently_wrong"] == report["reads"]["traceback"] == 0
+    assert report["derived_restored"] == report["derived_cases"] == 6
 
 
 # --- a forget killed between its deletion and the file rewrite ------------------------------------------------

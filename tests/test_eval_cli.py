@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
+from eval_sets import assert_refused
 from typer.testing import CliRunner
 
 from ripplecli.cli import app
@@ -74,11 +76,7 @@ def test_bad_input_is_one_line_and_exit_2_before_any_work(case: str, tmp_path: P
     out = tmp_path / "out"
     if "--out" not in args:
         args = [*args, "--out", str(out)]
-    result = runner.invoke(app, ["eval", "locomo", *args])
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ripple: error:"), result.output
-    assert phrase in lines[0]
+    assert_refused(runner.invoke(app, ["eval", "locomo", *args]), phrase)
     assert not (out / "stores").exists()
 
 
@@ -105,6 +103,22 @@ def test_compare_table_and_bad_report(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", "compare", before, after])
     assert result.exit_code == 0, result.output
     assert "ripple" in result.output and "gained c1#0" in result.output and "lost c1#2" in result.output
+
+
+@pytest.mark.parametrize(("command", "file"), [("locomo", TINY), ("longmemeval", FIXTURES / "longmemeval-tiny.json")])
+def test_without_matplotlib_the_plot_is_skipped_in_one_line(
+    command: str, file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ripplecli.eval
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # the demo install: `import matplotlib` fails
+    monkeypatch.setattr(ripplecli.eval, "run", lambda plan, progress=None: [])
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["eval", command, str(file), "--out", str(out), "--modes", "seeds"])
+    assert result.exit_code == 0, result.output
+    assert (out / "report.json").exists() and (out / "report.md").exists()
+    assert not (out / "recall_at_k.png").exists()
+    assert "plot skipped: matplotlib is not installed" in " ".join(result.output.split())
 
 
 @pytest.mark.slow

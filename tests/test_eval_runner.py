@@ -115,6 +115,7 @@ def test_answer_scoring_per_category_with_latency_and_tokens() -> None:
             "tokens": [5],
             "seconds": 0.01,
             "answer": "7 May 2023",
+            "gold_answer": "the 7th of May, 2023",
             "f1": 1.0,
             "bleu1": 1.0,
             "answer_seconds": 0.002,
@@ -129,6 +130,7 @@ def test_answer_scoring_per_category_with_latency_and_tokens() -> None:
             "tokens": [5],
             "seconds": 0.01,
             "answer": "not found in your chats",
+            "gold_answer": "7 May 2023",
             "f1": 0.0,
             "bleu1": 0.0,
             "answer_seconds": 0.004,
@@ -136,6 +138,7 @@ def test_answer_scoring_per_category_with_latency_and_tokens() -> None:
     ]
     metrics = group_metrics(records, [10], 100)
     assert metrics["f1"] == 0.5 and metrics["answered"] == 2 and metrics["prompt_tokens"] == 200
+    assert metrics["contains"] == 0.5  # the same date in other words
     assert 2.0 <= metrics["answer_p50_ms"] <= 4.0 and answer_metrics([]) == {}
     assert metrics["first_words_p50_ms"] == 1500.0  # only the streamed answer has first words
     adversarial = [{**records[1], "category": 5}, {**records[0], "category": 5}]

@@ -41,7 +41,8 @@ def test_whatsapp_android_skips_system_lines_and_media_and_joins_lines() -> None
     assert "Wednesdays work for me. I'll bring the chalk bag." in said  # the invisible mark is gone
     assert not any("changed the subject" in t for t in said)
     assert turns(chat)[0].said_at == datetime(2024, 1, 31, 9, 2)
-    assert chat.skipped == 5  # notice, media, deleted, subject change, missed call: the summary's "skip"
+    # notice and subject change, media, deleted, missed call: the summary's "skip", by reason
+    assert chat.skipped == {"system line": 2, "media": 1, "deleted": 1, "call": 1}
 
 
 def test_whatsapp_owner_is_the_other_person_of_a_chat_named_after_one() -> None:
@@ -93,7 +94,7 @@ def test_telegram_single_chat() -> None:
     assert (chat.conversation_id, chat.title) == ("telegram-222", "Nora Klein")
     said = turns(chat)
     assert [t.turn_id for t in said] == ["1002", "1003", "1005"]  # service and sticker-only messages skipped
-    assert chat.skipped == 3
+    assert sum(chat.skipped.values()) == 3 and chat.skipped["service message"] >= 1
     assert said[1].text == "Congrats! Is it the one near Harbor Grill? https://maps.example/elm"
     assert [t.role for t in said] == ["", "owner", ""]  # in a personal chat the peer's id is the chat's
     assert said[2].said_at == datetime(2024, 3, 3, 20, 30)  # date_unixtime (UTC); `date` is the local clock
@@ -171,7 +172,8 @@ def test_chatgpt_without_current_node_reads_the_newest_leaf() -> None:
     assert said[0].text == "Plan a 3-day sugar-trade history tour of Recife for me."  # the image part is not text
     assert (said[1].speaker, said[1].role) == ("web", "assistant")  # tool output kept
     assert said[3].text == "Recife sugar tour: museum, engenho, Olinda."  # the canvas document
-    assert chat.skipped == 3  # hidden system prompt, code sent to a tool, reasoning
+    # hidden system prompt, code sent to a tool, reasoning; and the older branch b2
+    assert chat.skipped == {"system message": 1, "sent to a tool": 1, "no text": 1, "other branch": 1}
     assert said[4].said_at == datetime(2024, 3, 10, 16, 1, 40)  # each message's own time
     assert [t.role for t in said] == ["owner", "assistant", "assistant", "assistant", "owner"]
 
@@ -193,7 +195,7 @@ def test_discord_export() -> None:
     said = turns(chat)
     assert [(t.turn_id, t.speaker) for t in said] == [("1101", "Lena"), ("1102", "omar.h")]
     assert said[0].said_at == datetime(2024, 4, 20, 16, 1, 0, 123000)  # +02:00 converted to UTC
-    assert chat.sessions[0].session_id == "2024-04-20" and chat.skipped == 2
+    assert chat.sessions[0].session_id == "2024-04-20" and sum(chat.skipped.values()) == 2
 
 
 def test_slack_export_folder() -> None:
@@ -276,7 +278,7 @@ def test_explicit_format_reads_the_named_format() -> None:
             "odd.json",
             '{"messages": [{"role": "user", "content": "hi"}]}',
             "auto",
-            "a list of messages without a chat id",
+            "an OpenAI-style message list",
         ),
         ("openai.json", '[{"role": "user", "content": "hi"}]', "auto", "an OpenAI-style message list"),
         ("keys.json", '{"alpha": 1, "beta": 2}', "auto", 'an object with keys "alpha", "beta"'),
@@ -396,7 +398,7 @@ def test_an_explicit_format_reads_only_its_files_from_a_zip(tmp_path: Path) -> N
 def test_claude_reads_only_the_shown_branch(tmp_path: Path) -> None:
     (chat,) = read_conversations(FIXTURES / "claude_branches.json")
     assert [t.turn_id for t in turns(chat)] == ["q1b", "a1b", "q2"]  # the edited prompt's branch, not q1 / a1
-    assert chat.skipped == 2
+    assert chat.skipped == {"other branch": 2}
     data = json.loads((FIXTURES / "claude_branches.json").read_text())
     data[0]["current_leaf_message_uuid"] = "a1"  # the page shows the first branch
     (chat,) = read_conversations(_write(tmp_path, "claude.json", json.dumps(data)))

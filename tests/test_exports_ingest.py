@@ -93,7 +93,7 @@ def test_same_chatgpt_conversation_from_two_files_is_stored_once(tmp_path, fake_
         memory.ingest(first)
         report = memory.ingest(second)
         stored = memory.store.con.execute("SELECT DISTINCT conversation_id FROM sources").fetchall()
-    assert (report.new_sources, report.duplicates, report.skipped) == (0, 5, 3)
+    assert (report.new_sources, report.duplicates, report.skipped) == (0, 5, 4)
     assert stored == [("67e1-recife",)]
 
 
@@ -108,7 +108,7 @@ def test_zip_through_the_cli_and_the_summary_counts_skipped(tmp_path, fake_setti
     result = run("ingest", str(archive), "--store", str(store), "--json")
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)
-    assert (report["new_sources"], report["skipped"]) == (5, 3)
+    assert (report["new_sources"], report["skipped"]) == (5, 4)
 
 
 def test_refused_exports_leave_the_store_unchanged(tmp_path, fake_settings, fake_extractor):
@@ -162,24 +162,25 @@ def test_a_folder_ingest_says_what_it_read_and_what_it_passed_over(tmp_path, fak
     ]
 
 
-def test_a_slack_export_in_a_folder_lists_only_its_own_files_as_read(tmp_path):
+def test_a_slack_export_in_a_folder_is_read_with_the_files_beside_it(tmp_path):
+    """Issue 29, point 2: the Slack export is read as a whole, and every other file as what it is."""
     import shutil
 
     from ripplecli.formats.load import Member, read_input
 
     folder = tmp_path / "exports"
     shutil.copytree(FIXTURES / "slack", folder / "slack")
-    shutil.copy(FIXTURES / "chatgpt.json", folder / "chatgpt.json")  # beside the Slack export: not read with it
+    shutil.copy(FIXTURES / "chatgpt.json", folder / "chatgpt.json")  # beside the Slack export: read on its own
     (folder / "slack" / "notes.md").write_text("A note.\n")
     reading = read_input(folder)
-    assert [c.conversation_id for c in reading.conversations] == ["slack-C01", "slack-D0DM1"]
-    passed = [m for m in reading.members if m.format is None]
-    assert passed == [
-        Member("chatgpt.json", None, "outside the slack export"),
-        Member("slack/notes.md", None, "not JSON"),
+    ids = [c.conversation_id for c in reading.conversations]
+    assert ids == ["slack-C01", "slack-D0DM1", "conv-trip", "note-slack/notes.md"]
+    assert [m for m in reading.members if m.format != "slack"] == [
+        Member("chatgpt.json", "chatgpt"),
+        Member("slack/notes.md", "notes"),
     ]
-    read = [m for m in reading.members if m.format is not None]
-    assert read and all(m.format == "slack" and m.path.startswith("slack/") and not m.passed_over for m in read)
+    read = [m for m in reading.members if m.format == "slack"]
+    assert read and all(m.path.startswith("slack/") and not m.passed_over for m in read)
 
 
 def test_a_long_conversation_is_written_in_batches_with_the_same_result(

@@ -154,3 +154,24 @@ def test_an_owner_without_a_name_keeps_i_and_you() -> None:
     assert resolve_references(text, "Me", "ChatGPT") == text
     assert resolve_references("Can you plan it for me?", "User", "ChatGPT") == "Can ChatGPT plan it for me?"
     assert resolve_references("You should pack layers.", "ChatGPT", "User") == "You should pack layers."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "> I moved the launch review to Thursday\nGood, I will have my slides ready by then.",
+            "> I moved the launch review to Thursday\nGood, Alex will have Alex's slides ready by then.",
+        ),
+        ("> I quit\n> my team said it\nI", "> I quit\n> my team said it\nAlex"),
+        (">>> I quit\nmy team\nsaid it", ">>> I quit\nmy team\nsaid it"),  # Slack: the rest of the message
+        ('Priya wrote "I am done with my part" and I agree', 'Priya wrote "I am done with my part" and Alex agrees'),
+        ("She said “I love my job” and I laughed", "She said “I love my job” and Alex laughed"),
+        ("My favourite song is «I Will Survive»", "Alex's favourite song is «I Will Survive»"),
+        ("```\nI = my_index()\n```\nI ran it", "```\nI = my_index()\n```\nAlex ran it"),
+        ("I ran `my_script` twice", "Alex ran `my_script` twice"),
+    ],
+)
+def test_quoted_words_keep_their_authors_pronouns(text: str, expected: str) -> None:
+    """A quoted line, a pasted passage in quotes or code is someone else's words: its "I" is not the speaker."""
+    assert resolve_references(text, "Alex", None) == expected

@@ -180,3 +180,35 @@ def test_the_nth_weekday_of_a_month_is_that_day() -> None:
     assert find_expression("the second Friday of March 2025", said)[1][0] == datetime(2025, 3, 14)
     assert time_span("Last Thursday of May, then.", said) == "28 May 2026"
     assert time_span("Last Thursday was fun", said) == "the Thursday before 2 May 2026"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The museum keeps the captain's letter from May 15, 18th-century ink and all.",
+        'Found grandma\'s diary: "On May 15 we reached the harbour at dawn."',
+        "Her letter begins “The storm broke on the 3rd of May” and goes on for pages.",
+        "She read it out: «the fair opened in June, as every year».",
+        "> On May 15 we landed at the harbour\nThat is from the book I told you about.",
+        "The treaty was signed on May 15, 1789.",
+        "In the 1700s the fair opened in May.",
+        "Caesar was killed on March 15, 44 BC.",
+        "The abbey burned in the winter, some time in the 12th century.",
+    ],
+)
+def test_a_year_less_date_in_quoted_or_historical_text_stays_ungrounded(text: str) -> None:
+    """Its words place the date in another time (a quoted passage, another age): not the year it was said in."""
+    assert ground_time(text, SESSION) == SESSION_DAY
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('She said "hello" and we met on May 3rd', days((2023, 5, 3), (2023, 5, 3))),
+        ('The film "Past Lives" was on May 3rd', days((2023, 5, 3), (2023, 5, 3))),
+        ("I rode a century on May 3rd", days((2023, 5, 3), (2023, 5, 3))),  # a hundred miles, not an age
+        ('Her diary says "we landed on May 15, 2021"', days((2021, 5, 15), (2021, 5, 15))),
+    ],
+)
+def test_a_date_beside_a_quote_or_with_its_own_year_still_grounds(text: str, expected) -> None:
+    assert ground_time(text, SESSION) == expected

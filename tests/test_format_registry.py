@@ -129,12 +129,12 @@ def test_a_registered_folder_export_claims_only_its_own_files(tmp_path: Path, me
     _write(folder / "diary" / "2024-03-01.json", '"sailed"')
     _write(folder / "diary" / "2024-03-02.json", '"rested"')
     _write(folder / "diary" / "cover.md", "My diary.\n")
-    _write(folder / "beside.json", "{not even JSON")  # not the diary's, so not read with it
+    _write(folder / "beside.json", '{"beside": true}')  # not the diary's, so not read with it: read on its own
     reading = read_input(folder)
     assert [t.text for t in reading.conversations[0].sessions[0].turns] == ["sailed", "rested"]
-    assert [m for m in reading.members if m.format is None] == [
-        Member("beside.json", None, "outside the diary export"),
-        Member("diary/cover.md", None, "not JSON"),
+    assert [m for m in reading.members if m.format != "diary"] == [
+        Member("beside.json", None, "in no format ripple reads"),
+        Member("diary/cover.md", "notes"),  # no JSON, so not the diary's: a note
     ]
 
 

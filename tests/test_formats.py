@@ -158,7 +158,7 @@ def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
 
 def test_undetectable_shape_says_what_it_looks_like(tmp_path: Path) -> None:
     message = refusal(write(tmp_path, "odd.json", {"messages": []}))
-    assert "a list of messages without a chat id" in message and "ripple ingest --help" in message
+    assert 'an object with keys "messages", in no format ripple knows' in message and "ripple ingest --help" in message
     with pytest.raises(InputError, match="native"):
         detect_format({"messages": []})
 
@@ -170,7 +170,8 @@ def test_wrong_type_names_json_path_and_line(tmp_path: Path) -> None:
 
 
 def test_wrong_explicit_format_and_unknown_format(tmp_path: Path) -> None:
-    assert "conversation" in refusal(FIXTURES / "native.json", fmt="locomo")
+    wrong = refusal(FIXTURES / "native.json", fmt="locomo")
+    assert "does not look like a LoCoMo file: it is ripple's native JSON" in wrong
     assert "unknown --format" in refusal(FIXTURES / "native.json", fmt="whatsap")
     refused = refusal(FIXTURES / "native.json", fmt="whatsapp")
     assert "is JSON (ripple's native JSON?), not a WhatsApp" in refused

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ripplecli.store.lexical import Bm25Index
+from ripplecli.store.seals import DamagedFile
 from ripplecli.store.vectors import INITIAL_CAPACITY, HnswIndex
 
 DIM = 32
@@ -253,4 +254,5 @@ def test_bm25_load_missing_or_damaged(tmp_path):
     damaged = tmp_path / "damaged"
     damaged.mkdir()
     (damaged / "ripple.json").write_text("{not json")
-    assert Bm25Index.load(damaged) == (None, None)
+    with pytest.raises(DamagedFile, match=r"ripple\.json is damaged"):  # the store reads around it, saying so
+        Bm25Index.load(damaged)

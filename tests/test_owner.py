@@ -219,7 +219,8 @@ def test_config_me_and_the_me_option(cli_store, tmp_path):
     assert run("config", "get", "me").stdout.strip() == "Alex"
     assert run("config", "set", "me", " ").exit_code == 2
     run("ingest", str(write(tmp_path / "a.json", OWNER_CHAT)), "--store", str(cli_store))
-    other = dict(OWNER_CHAT, conversation_id="another")
+    other = json.loads(json.dumps(OWNER_CHAT).replace("2024-03-02", "2024-03-09"))  # the same words a week later:
+    other["conversation_id"] = "another"  # another chat (the same messages at the same times are stored once)
     run("ingest", str(write(tmp_path / "b.json", other)), "--store", str(cli_store), "--me", "Sam")
     assert _owner_speakers(cli_store) == {"Alex", "Sam"}
 
@@ -242,9 +243,12 @@ def _make_old(store: Path) -> None:
         ("sources", "said_at"),
         ("sources", "role"),
         ("memories", "said_at"),
+        ("sources", "said_offset"),  # schema 4
+        ("memories", "said_offset"),
+        ("sources", "message_key"),  # schema 5
     ]:
         con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    con.execute("DELETE FROM schema_migrations WHERE version = 3")
+    con.execute("DELETE FROM schema_migrations WHERE version >= 3")
     con.execute("CREATE INDEX sources_hash ON sources (content_hash)")
     con.execute("CREATE INDEX sources_turn ON sources (conversation_id, turn_id)")
     con.close()

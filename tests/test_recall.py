@@ -469,7 +469,7 @@ def test_ask_trace_at_fixed_width(dinner_store: Path) -> None:
 
 @pytest.mark.slow
 def test_ask_with_a_zone_aware_as_of(dinner_store: Path) -> None:
-    """An --as-of with an offset is compared with the store's naive UTC times, not a traceback."""
+    """An --as-of with an offset is read on its own clock (as the stored days are), not a traceback."""
     from typer.testing import CliRunner
 
     from ripplecli.cli import app

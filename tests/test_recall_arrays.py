@@ -30,7 +30,8 @@ def test_every_read_answers_what_its_sql_twin_answers(sample_store: Path) -> Non
     arrays, sql = store.recall_arrays(), SqlReads(store)
     assert arrays is not None and arrays.count == sql.count > 100
     ids = [*range(-1, arrays.count + 3), 10**9]
-    for name in ("restatements_of", "memory_rows_of", "cue_sets_of", "first_speakers_of", "placed_of", "grounded_of"):
+    names = ("restatements_of", "memory_rows_of", "cue_sets_of", "first_speakers_of", "placed_of", "grounded_of")
+    for name in (*names, "said_offsets_of"):
         assert getattr(arrays, name)(ids) == getattr(sql, name)(ids), name
     neighbours, expected = arrays.contiguity_of(ids), sql.contiguity_of(ids)
     assert neighbours == expected and all(list(neighbours[k]) == list(expected[k]) for k in expected)  # set order

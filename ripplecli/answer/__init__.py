@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from ripplecli.answer.base import NO_MODEL, NOT_FOUND, NOT_SURE, Answer, AnswerStream, ModelProvider
@@ -55,19 +56,29 @@ def _extracted(question: str, evidence: list[Evidence]) -> Answer:
 
 
 def _llm(
-    question: str, evidence: list[Evidence], model: ModelProvider, log: CallLog, stream: AnswerStream | None
+    question: str,
+    evidence: list[Evidence],
+    model: ModelProvider,
+    log: CallLog,
+    stream: AnswerStream | None,
+    today: datetime | None = None,
 ) -> Answer:
     """--answer llm: the configured model must load (ModelError otherwise)."""
     from ripplecli.answer.llm import llm_answer
 
-    return llm_answer(model.load(), question, evidence, log, stream)
+    return llm_answer(model.load(), question, evidence, log, stream, today=today)
 
 
 RULES_TYPES = frozenset({"when"})  # auto keeps the rules for these: on dev dates they beat a 1.5B model (.64 vs .51 F1)
 
 
 def _auto(
-    question: str, evidence: list[Evidence], model: ModelProvider, log: CallLog, stream: AnswerStream | None
+    question: str,
+    evidence: list[Evidence],
+    model: ModelProvider,
+    log: CallLog,
+    stream: AnswerStream | None,
+    today: datetime | None = None,
 ) -> Answer:
     """--answer auto: the model when one is configured, else typed; when-questions keep the rules' date (better
     and instant); a model that cannot load falls back, noted."""
@@ -87,13 +98,13 @@ def _auto(
         return fallback
     from ripplecli.answer.llm import llm_answer
 
-    return llm_answer(llm, question, evidence, log, stream)
+    return llm_answer(llm, question, evidence, log, stream, today=today)
 
 
-Answerer = Callable[[str, list[Evidence], ModelProvider, CallLog, AnswerStream | None], Answer]
+Answerer = Callable[[str, list[Evidence], ModelProvider, CallLog, AnswerStream | None, datetime | None], Answer]
 ANSWERERS: dict[str, Answerer] = {
-    "typed": lambda question, evidence, model, log, stream: _by_type(question, evidence),
-    "extractive": lambda question, evidence, model, log, stream: _extracted(question, evidence),
+    "typed": lambda question, evidence, model, log, stream, today: _by_type(question, evidence),
+    "extractive": lambda question, evidence, model, log, stream, today: _extracted(question, evidence),
     "llm": _llm,
     "auto": _auto,
 }
@@ -106,12 +117,13 @@ def answer_for(
     model: ModelProvider = NO_MODEL,
     log: CallLog | None = None,
     stream: AnswerStream | None = None,
+    today: datetime | None = None,
 ) -> Answer | None:
     """The answer of one recall in the requested mode (auto|typed|llm|extractive|none), timed; a model's
-    answer goes to `stream` as it is written."""
+    answer goes to `stream` as it is written. `today` is the day the question is asked ("how long ago")."""
     if mode == "none":
         return None
     started = time.perf_counter()
-    answer = ANSWERERS[mode](question, evidence, model, log or CallLog(), stream)
+    answer = ANSWERERS[mode](question, evidence, model, log or CallLog(), stream, today)
     answer.seconds = time.perf_counter() - started
     return answer

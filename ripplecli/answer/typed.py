@@ -45,7 +45,7 @@ from ripplecli.answer.spans import (
     shown_date,
     time_span,
 )
-from ripplecli.cues import STOPWORDS, content_tokens
+from ripplecli.cues import STOPWORDS, content_tokens, without_relative_times
 from ripplecli.extract.timeparse import find_expression
 from ripplecli.trace import Evidence
 
@@ -124,7 +124,7 @@ class Question:
         self.type = question_type(text)
         speakers = {s.speaker.casefold() for e in evidence for s in e.sources}
         persons = {p for e in evidence for p in e.persons} | speakers
-        tokens = [t for t in content_tokens(text) if t not in QUESTION_WORDS]
+        tokens = [t for t in content_tokens(without_relative_times(text)) if t not in QUESTION_WORDS]  # no "yesterday"
         lowered = text.lower()
         named = {p for p in persons if " " in p and re.search(rf"\b{re.escape(p)}\b", lowered)}  # "Jane Doe"
         name_words = {word for p in named for word in p.split()}
@@ -664,7 +664,11 @@ def _said(e: Evidence) -> str:
 
 
 def session_stamp(e: Evidence) -> datetime | None:
-    """The session date of the memory's first source turn."""
+    """The day the memory was said, on the clock where it was said: a memory said with a known zone gives its own
+    local time (its session's stored time may be UTC); any other, the session date of its first source turn."""
+    said = datetime.fromisoformat(e.said_at) if e.said_at else None
+    if said is not None and said.tzinfo is not None:
+        return said.replace(tzinfo=None)
     stamp = e.sources[0].timestamp if e.sources else None
     return datetime.fromisoformat(stamp) if stamp else None
 

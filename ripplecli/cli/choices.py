@@ -15,6 +15,7 @@ from ripplecli.api import (
     EXTRACTORS,
     FORMATS,
     LINKS,
+    LONGMEMEVAL_TYPES,
     MODES,
     PLANNERS,
     QUERY_ANALYZERS,
@@ -32,6 +33,7 @@ CHOICES: dict[tuple[str, str], list[str]] = {
     ("ingest", "--links"): ["none", *LINKS],
     ("eval locomo", "--modes"): list(MODES),
     ("eval locomo", "--answer"): list(EVAL_ANSWERS),
+    ("eval longmemeval", "--types"): list(LONGMEMEVAL_TYPES),  # its --modes and --answer are eval locomo's
 }
 
 

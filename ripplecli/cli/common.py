@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ripplecli.errors import RippleError
+from ripplecli.errors import known_failure
 
 if TYPE_CHECKING:  # rich.progress loads when a bar is shown, not for `--help`
     from rich.progress import Progress, ProgressColumn
@@ -68,18 +68,22 @@ def show_flags_as_flags() -> None:
 
 
 def user_errors(command: F) -> F:
-    """Turn expected failures into one line on stderr and their exit code; no tracebacks for user mistakes."""
+    """Turn expected failures into one line on stderr and their exit code; no tracebacks for user mistakes, a full
+    disk or a damaged database file (errors.known_failure)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except RippleError as exc:
-            err_console.print(f"ripple: error: {printable(exc)}", markup=False, soft_wrap=True)
-            raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err_console.print("ripple: interrupted; the store is unchanged since the last completed batch")
             raise typer.Exit(130) from None
+        except Exception as exc:
+            known = known_failure(exc)
+            if known is None:
+                raise
+            err_console.print(f"ripple: error: {printable(known)}", markup=False, soft_wrap=True)
+            raise typer.Exit(known.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -1,7 +1,9 @@
-"""`ripple eval locomo` / `ripple eval compare`: measure evidence recall offline and compare two runs."""
+"""`ripple eval locomo` / `ripple eval longmemeval` / `ripple eval compare`: measure evidence recall and answers
+offline, and compare two runs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +14,24 @@ from ripplecli.cli.choices import choice
 from ripplecli.cli.common import JsonOption, console, escaped, print_json, printable, progress_bar, user_errors
 from ripplecli.cli.models import ModelOption
 
-eval_app = typer.Typer(help="Measure recall quality on LoCoMo, offline (docs/evaluation.md).", no_args_is_help=True)
+eval_app = typer.Typer(
+    help="Measure recall quality on LoCoMo and LongMemEval, offline (docs/evaluation.md).", no_args_is_help=True
+)
+
+
+# The options both benchmarks take (their choice lists are the same: `eval locomo`'s).
+KOption = Annotated[int, typer.Option("--k", help="K reported beside 10 and 30 (1-50).")]
+ModesOption = Annotated[
+    str | None, choice("eval locomo", "--modes", "Recall modes, comma-separated (default: all).")
+]
+AnswerOption = Annotated[
+    str, choice("eval locomo", "--answer", "Also score answers (F1, BLEU-1, containment; see docs/evaluation.md).")
+]
+QuestionsOption = Annotated[
+    int | None, typer.Option("--questions", help="A fixed, seeded sample of N questions per category (type).")
+]
+BudgetOption = Annotated[int, typer.Option("--budget-tokens", help="Evidence-token budget.")]
+OutOption = Annotated[Path, typer.Option("--out", help="Output folder (stores, partial results, reports).")]
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -25,53 +44,188 @@ def _split(value: str | None) -> list[str] | None:
 def locomo(
     file: Annotated[Path, typer.Argument(help="A LoCoMo file (samples with `conversation` and `qa`).")],
     conversations: Annotated[str | None, typer.Option(help="Sample ids to run, e.g. conv-26,conv-30.")] = None,
-    k: Annotated[int, typer.Option("--k", help="K reported beside 10 and 30 (1-50).")] = 30,
-    modes: Annotated[
-        str | None, choice("eval locomo", "--modes", "Recall modes, comma-separated (default: all).")
-    ] = None,
-    answer: Annotated[str, choice("eval locomo", "--answer", "Also score answers (F1, BLEU-1).")] = "none",
-    questions: Annotated[
-        int | None, typer.Option("--questions", help="A fixed, seeded sample of N questions per category.")
-    ] = None,
+    k: KOption = 30,
+    modes: ModesOption = None,
+    answer: AnswerOption = "none",
+    questions: QuestionsOption = None,
     model: ModelOption = None,
-    budget_tokens: Annotated[int, typer.Option("--budget-tokens", help="Evidence-token budget.")] = 1500,
-    out: Annotated[Path, typer.Option("--out", help="Output folder (stores, partial results, reports).")] = Path(
-        "eval-out"
-    ),
+    budget_tokens: BudgetOption = 1500,
+    out: OutOption = Path("eval-out"),
 ) -> None:
     """Ingest each conversation, ask its questions in every mode, and report evidence recall."""
-    from ripplecli.eval import EvalConfig, build_report, prepare, run, write_report
+    from ripplecli.eval import build_report
 
-    config = EvalConfig(
-        file,
-        out,
-        _split(conversations),
-        k,
-        _split(modes),
-        answer,
-        budget_tokens,
-        questions,
-        str(model) if model else None,
-    )
-    plan = prepare(config)  # every argument checked before any work
-    from rich.progress import TimeElapsedColumn
-
-    with progress_bar(TimeElapsedColumn()) as bar:
-        tasks: dict[str, Any] = {}
-
-        def advance(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(escaped(stage), total=total or None)
-            bar.update(tasks[stage], completed=done, total=total or None)
-
-        records = run(plan, advance)
-    report = build_report(plan, records)
-    paths = write_report(report, out)
+    shared = {"k": k, "answer": answer, "budget_tokens": budget_tokens, "questions": questions}
+    config = _config(file, out, modes, model, **shared, conversations=_split(conversations))
+    report, paths = _evaluate(config, build_report)
     for k_shown in config.ks:
         console.print(_summary_table(report, k_shown))
     if config.answer != "none":
         console.print(_answer_table(report))
-    console.print(printable(f"reports: {paths['json']}, {paths['markdown']}, {paths['plot']}"), markup=False)
+    _print_paths(paths)
+
+
+def _config(file: Path, out: Path, modes: str | None, model: Any, **options: Any) -> Any:
+    """The EvalConfig of a command's options (the comma-separated modes as a list, the model as a path's text)."""
+    from ripplecli.eval import EvalConfig
+
+    return EvalConfig(file, out, modes=_split(modes), model=str(model) if model else None, **options)
+
+
+def _evaluate(
+    config: Any, build: Callable, render: Callable | None = None, label: str | None = None, shared_bars: bool = False
+) -> tuple[dict[str, Any], dict[str, Path | None]]:
+    """Check everything, run with progress bars, build the report and write it; `shared_bars`: the stores' ingest
+    (and link) stages share one bar each (160 LongMemEval stores would stack 160 bars)."""
+    from rich.progress import TimeElapsedColumn
+
+    from ripplecli.eval import prepare, run, write_report
+
+    plan = prepare(config)  # every argument checked before any work
+    with progress_bar(TimeElapsedColumn()) as bar:
+        records = run(plan, _advance(bar, shared_bars))
+    report = build(plan, records)
+    return report, write_report(report, config.out, render, label)
+
+
+def _advance(bar: Any, shared: bool) -> Callable[[str, int, int], None]:
+    """The runner's progress callback: one bar per stage (`ingest conv-26`), or per kind of stage when `shared`."""
+    tasks: dict[str, Any] = {}
+
+    def advance(stage: str, done: int, total: int) -> None:
+        key = stage.split(" ", 1)[0] if shared else stage
+        if key not in tasks:
+            tasks[key] = bar.add_task(escaped(stage), total=total or None)
+        bar.update(tasks[key], description=escaped(stage), completed=done, total=total or None)
+
+    return advance
+
+
+def _print_paths(paths: dict[str, Path | None]) -> None:
+    """Where the reports went, in one line; without matplotlib the plot is skipped and the line says so."""
+    written = ", ".join(str(path) for path in paths.values() if path is not None)
+    skipped = "" if paths.get("plot") else " (plot skipped: matplotlib is not installed; `pip install matplotlib`)"
+    console.print(printable(f"reports: {written}{skipped}"), markup=False)
+
+
+@eval_app.command("longmemeval")
+@user_errors
+def longmemeval(
+    file: Annotated[Path, typer.Argument(help="A LongMemEval file (.json or .json.gz), in the benchmark's layout.")],
+    ids: Annotated[str | None, typer.Option("--ids", help="Question ids to run, comma-separated.")] = None,
+    types: Annotated[
+        str | None, choice("eval longmemeval", "--types", "Question types to run, comma-separated (default: all).")
+    ] = None,
+    k: KOption = 30,
+    modes: ModesOption = None,
+    answer: AnswerOption = "none",
+    questions: QuestionsOption = None,
+    model: ModelOption = None,
+    budget_tokens: BudgetOption = 1500,
+    out: OutOption = Path("eval-longmemeval"),
+) -> None:
+    """Ingest each question's haystack into its own store, ask it in every mode, and report recall per type."""
+    from ripplecli.eval.lme_report import CURVE_LABEL, build_report, markdown
+
+    shared = {"k": k, "answer": answer, "budget_tokens": budget_tokens, "questions": questions}
+    config = _config(file, out, modes, model, **shared, benchmark="longmemeval", ids=_split(ids), types=_split(types))
+    report, paths = _evaluate(config, build_report, markdown, CURVE_LABEL, shared_bars=True)
+    console.print(_retrieval_table(report))
+    console.print(_kind_table(report))
+    if config.answer != "none":
+        console.print(_kind_answer_table(report))
+    _print_paths(paths)
+
+
+ANSWER_COSTS = ("p50/p95 ms", "tok in/out")
+SHORT_KINDS = {
+    "overall": "all",
+    "single-session-user": "ss-user",
+    "single-session-assistant": "ss-asst",
+    "single-session-preference": "ss-pref",
+    "multi-session": "multi",
+    "temporal-reasoning": "temporal",
+    "knowledge-update": "update",
+}
+
+
+def _cell(metrics: dict[str, Any], *keys: str, digits: int = 3) -> str:
+    """`.853/.800`: several figures of one group in a narrow cell ("-" for one it lacks)."""
+    return "/".join("-" if metrics.get(key) is None else _short(metrics[key], digits) for key in keys)
+
+
+def _short(value: float, digits: int) -> str:
+    """`.85` for 0.853 at two digits, `1` for 1.0, `0` for 0.0: a figure in few columns."""
+    shown = f"{value:.{digits}f}"
+    return {f"{1:.{digits}f}": "1", f"{0:.{digits}f}": "0"}.get(shown, shown.removeprefix("0"))
+
+
+def _retrieval_table(report: dict[str, Any]) -> Table:
+    """Modes x LongMemEval's retrieval metrics at 5 and ripple's full evidence, over the answerable questions."""
+    budget = report["config"]["budget_tokens"]
+    columns = {
+        "sess any/all@5": ("session_any@5", "session_all@5"),
+        "sess NDCG@10": ("session_ndcg@10",),
+        "turn any/all@5": ("turn_any@5", "turn_all@5"),
+        f"full @10/@30/@{budget}tok": ("full@10", "full@30", "full@budget"),
+    }
+    table = _table("retrieval (answerable questions)", [*columns, "p50/p95 ms"])
+    for mode, groups in report["metrics"].items():
+        overall = groups["overall"]
+        cells = [_cell(overall, *keys) for keys in columns.values()]
+        cells.append(f"{overall['latency_p50_ms']:.0f}/{overall['latency_p95_ms']:.0f}")
+        table.add_row(escaped(mode), *cells)
+    return table
+
+
+def _kind_table(report: dict[str, Any]) -> Table:
+    """Modes x question types: session recall_any/all@5 and turn full evidence at the budget."""
+    groups = report["groups"]
+    table = _table("per type: session any@5/all@5, turn full evidence @budget", [SHORT_KINDS.get(g, g) for g in groups])
+    for mode, by_group in report["metrics"].items():
+        cells = [_cell(by_group[g], "session_any@5", "session_all@5", "full@budget", digits=2) for g in groups]
+        table.add_row(escaped(mode), *cells)
+    return table
+
+
+def _kind_answer_table(report: dict[str, Any]) -> Table:
+    """Modes x question types: accuracy overall, F1/containment per type (the rubric share and right for
+    preferences), abstention on `_abs`, answer latency and model tokens."""
+    groups = report["groups"]
+    columns = [*(SHORT_KINDS.get(g, g) for g in groups), "abstain", *ANSWER_COSTS]
+    table = _table("answers: accuracy, F1/contains (ss-pref: rubric share/right)", columns)
+    for mode, by_group in report["metrics"].items():
+        overall = by_group["overall"]
+        if "accuracy" not in overall:
+            continue
+        cells = [_cell(overall, "accuracy")]
+        cells += [_cell(by_group[g], *_answer_keys(g), digits=2) for g in groups[1:]]
+        table.add_row(escaped(mode), *cells, _cell(overall, "abstention"), *_answer_costs(overall))
+    return table
+
+
+def _answer_costs(overall: dict[str, Any]) -> list[str]:
+    """The answerer's p50/p95 milliseconds and its model tokens in and out."""
+    return [
+        f"{overall['answer_p50_ms']:.0f}/{overall['answer_p95_ms']:.0f}",
+        f"{overall['prompt_tokens']:.0f}/{overall['generated_tokens']:.0f}",
+    ]
+
+
+def _table(title: str, columns: list[str]) -> Table:
+    """Modes x figures: the mode, then right-aligned columns that fold when narrow."""
+    table = Table(title=title)
+    table.add_column("mode", no_wrap=True)
+    for column in columns:
+        table.add_column(column, justify="right", overflow="fold")
+    return table
+
+
+def _answer_keys(group: str) -> tuple[str, ...]:
+    """What an answer cell shows for one question type."""
+    from ripplecli.eval.longmemeval import PREFERENCE
+
+    return ("rubric", "rubric_right") if group == PREFERENCE else ("f1", "contains")
 
 
 SHORT_GROUPS = {
@@ -91,10 +245,7 @@ def _pair(recall: float, full: float) -> str:
 def _summary_table(report: dict[str, Any], k: int) -> Table:
     """Modes x categories at one K (recall/full-evidence), plus the budget and latency columns."""
     budget = report["config"]["budget_tokens"]
-    table = Table(title=f"evidence recall/full-evidence @ K={k}")
-    table.add_column("mode", no_wrap=True)
-    for column in (*SHORT_GROUPS.values(), f"@{budget}tok", "p50/p95 ms"):
-        table.add_column(column, justify="right", overflow="fold")
+    table = _table(f"evidence recall/full-evidence @ K={k}", [*SHORT_GROUPS.values(), f"@{budget}tok", "p50/p95 ms"])
     for mode, groups in report["metrics"].items():
         overall = groups["overall"]
         cells = [_pair(groups[g][f"recall@{k}"], groups[g][f"full@{k}"]) for g in SHORT_GROUPS]
@@ -105,19 +256,18 @@ def _summary_table(report: dict[str, Any], k: int) -> Table:
 
 
 def _answer_table(report: dict[str, Any]) -> Table:
-    """Modes x categories: answer token F1/BLEU-1, abstention on category 5, answer latency and model tokens."""
-    table = Table(title="answers: token F1/BLEU-1 of the answer span")
-    table.add_column("mode", no_wrap=True)
-    for column in (*SHORT_GROUPS.values(), "abstain", "p50/p95 ms", "tok in/out"):
-        table.add_column(column, justify="right", overflow="fold")
+    """Modes x categories: answer token F1/BLEU-1, containment overall, abstention on category 5, answer latency
+    and model tokens."""
+    columns = [*SHORT_GROUPS.values(), "contains", "abstain", *ANSWER_COSTS]
+    table = _table("answers: token F1/BLEU-1 of the answer span", columns)
     for mode, groups in report["metrics"].items():
         overall, abstention = groups["overall"], groups.get("abstention")
         if "f1" not in overall:
             continue
         cells = [_pair(groups[g]["f1"], groups[g]["bleu1"]) if "f1" in groups[g] else "-" for g in SHORT_GROUPS]
+        cells.append(_cell(overall, "contains"))
         cells.append(f"{abstention['rate']:.3f}".replace("0.", ".") if abstention else "-")
-        cells.append(f"{overall['answer_p50_ms']:.0f}/{overall['answer_p95_ms']:.0f}")
-        cells.append(f"{overall['prompt_tokens']:.0f}/{overall['generated_tokens']:.0f}")
+        cells += _answer_costs(overall)
         table.add_row(escaped(mode), *cells)
     return table
 

@@ -39,7 +39,7 @@ def _summary(reports: list[IngestReport]) -> Table:
     table = rows_table("ingest summary")
     table.caption = (
         "turns: new source turns · dupes: turns already stored · skip: messages left out (tool calls, media, "
-        "system lines) · fails: model fallbacks · s: seconds"
+        "system lines, other branches; why: below) · fails: model fallbacks · s: seconds"
     )
     table.add_column("file", overflow="fold", ratio=1)
     for column in ("chats", "turns", "dupes", "skip", "memories", "edges", "fails", "s"):
@@ -87,6 +87,14 @@ def _names(paths: list[str]) -> str:
     return shown + (f" and {len(paths) - LISTED_NAMES} more" if len(paths) > LISTED_NAMES else "")
 
 
+def skipped_line(report: IngestReport) -> str | None:
+    """What a file's reader left out, by reason: `chat.txt: left out 5 messages: system line 2, media 1, …`."""
+    if not report.skipped:
+        return None
+    reasons = ", ".join(f"{reason} {count}" for reason, count in report.skipped_by_reason.items())
+    return f"{Path(report.file).name}: left out {counted(report.skipped, 'message')}: {reasons}"
+
+
 def _edited_line(edited: int) -> str:
     """What the ingest says of messages an export changed since they were stored, in the number they take."""
     one = edited == 1
@@ -101,36 +109,57 @@ def stdin_is_terminal() -> bool:
     return sys.stdin.isatty()
 
 
-def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str | None, str | None]:
-    """The owner's name for files that mark the owner's turns (--me, `me` in the config, asked once, or the
-    export's own), and the hint to print after the ingest when the export's own name was used.
+def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str | None, str | None, str | None]:
+    """(me, default, hint): the owner's name when the user gives it (--me, `me` in the config, or asked once), else
+    the export's own name for the owner's turns and the hint to print after the ingest. Only `me` names the owner
+    of a group chat, so a default never does.
 
     Asked only on a terminal, and saved as `me`."""
     from ripplecli.api import default_owner_name, is_role_word, owner_name, set_config
 
     conversations = [c for _, chats in parsed for c in chats]
+    me = owner_name(conversations, given)
     default = default_owner_name(conversations)
-    if default is None:
-        return None, None
-    name = owner_name(conversations, given)
-    if name is not None:
-        return name, None
+    if me is not None or default is None:
+        return me, None, None
     if stdin_is_terminal():
         question = "These chats have your own messages. Your name (saved as `me`)"
         answer = typer.prompt(question, default=default, err=True)  # stderr: `--json` output stays JSON
         set_config("me", answer)
-        return " ".join(answer.split()), None
+        return " ".join(answer.split()), None, None
     if is_role_word(default):
         hint = (
-            f"ripple: your own messages are stored as '{default}'; to use your name, run "
-            "`ripple config set me NAME` before ingesting"
+            f"ripple: your own messages are stored as '{default}', so \"I\" in them stays unresolved; to use your "
+            "name, ingest with `--me NAME` (or run `ripple config set me NAME` before ingesting)"
         )
     else:  # a name the export gives its owner (a WhatsApp chat's other side, Claude's users.json)
         hint = (
             f"ripple: your own messages are stored as '{default}', the export's name for you; "
-            "`ripple config set me NAME` before ingesting chooses another"
+            "`--me NAME` (or `ripple config set me NAME` before ingesting) chooses another"
         )
-    return default, hint
+    return None, default, hint
+
+
+LISTED_PEOPLE = 8  # people named in the line about a chat `me` names no one of, before "and N more"
+
+
+def no_owner_line(report: IngestReport, me: str) -> str | None:
+    """One line for a file's chats whose export names no owner and whose people `me` is none of: they are stored
+    without an owner, so "I" in a question does not reach them."""
+    if not report.no_owner:
+        return None
+    chats = [str(chat["chat"]) for chat in report.no_owner]
+    people = list(dict.fromkeys(person for chat in report.no_owner for person in chat["people"]))
+    shown = ", ".join(people[:LISTED_PEOPLE]) + (
+        f" and {len(people) - LISTED_PEOPLE} more" if len(people) > LISTED_PEOPLE else ""
+    )
+    where = f"'{chats[0]}'" if len(chats) == 1 else f"{counted(len(chats), 'chat')} ({_names(chats)})"
+    stored = "it is" if len(chats) == 1 else "they are"
+    return (
+        f"ripple: {Path(report.file).name}: you are '{me}' (--me, else `me` in the config), none of the people of "
+        f"{where} ({shown or 'no one wrote'}), so {stored} stored without an owner; `--me NAME` with one of "
+        "these names names you there"
+    )
 
 
 @user_errors
@@ -152,27 +181,34 @@ def ingest(
         str, choice("ingest", "--links", "Antecedent links too (cable: rules, cable-llm: the local model).")
     ] = "none",
     me: Annotated[
-        str | None, typer.Option("--me", help="Your name for your own messages (default: `ripple config get me`).")
+        str | None,
+        typer.Option(
+            "--me",
+            help="Your name for your own messages, and who you are in a group chat, a Slack or a Discord export "
+            "(default: `ripple config get me`).",
+        ),
     ] = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Read chat histories and exports into memories, cues and the memory graph.
 
-    Re-ingesting a file is a no-op, and a newer export of the same chats adds only the messages that are new.
+    Re-ingesting a file is a no-op, and a newer export adds only its new messages, whatever the file is called.
     A .zip or an export folder is read as it comes; the README's "Chat formats" section says how to get each export.
 
-    In a zip or folder every .json, .txt and .md file in a known format is read:
-    a .md or .txt that is no WhatsApp chat as notes (so `ripple ingest .` takes
-    a README too). Hidden files, media and other files are passed over; the
-    ingest lists what it read, as what, and what it passed over.
+    In a zip or folder every .json, .txt and .md file in a known format is read
+    (a Slack export in it as a whole, the files beside it one by one): a .md or
+    .txt that is no WhatsApp chat as notes (so `ripple ingest .` takes a README
+    too). Hidden files, media and other files are passed over; the ingest lists
+    what it read, as what, what it passed over, and why messages were left out.
 
     \b
     {formats}
 
     Exports that mark your own messages (ChatGPT's `user`, Claude's `human`, your
     side of a Telegram or WhatsApp chat) store them under your name: `--me`, else
-    `me` in the config, else asked once on a terminal.
+    `me` in the config, else asked once on a terminal. A group chat, a Slack or a
+    Discord export does not say who you are: the person `--me` (or `me`) names is.
 
     A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
     """
@@ -186,7 +222,7 @@ def ingest(
         raise InputError("no files given")
     if extractor == "llm" or links == "cable-llm":
         api.load_model(model)  # an unusable model is one line before the store is touched
-    owner, hint = owner_for(parsed, me)
+    owner, default_owner, hint = owner_for(parsed, me)
     reports = []
     from rich.progress import TextColumn
 
@@ -202,7 +238,13 @@ def ingest(
 
             reports.append(
                 memory.ingest(
-                    path, conversations=conversations, extractor=extractor, progress=advance, links=links, owner=owner
+                    path,
+                    conversations=conversations,
+                    extractor=extractor,
+                    progress=advance,
+                    links=links,
+                    owner=owner,
+                    default_owner=default_owner,
                 )
             )
     if as_json:
@@ -210,10 +252,17 @@ def ingest(
     else:
         console.print(_summary(reports))
     for path, reading in readings:
-        for line in bundle_lines(path.name or str(path), reading.members):
+        for line in [*bundle_lines(path.name or str(path), reading.members), *reading.warnings]:
+            err_console.print(printable(line), markup=False, soft_wrap=True)
+    for report in reports:
+        if line := skipped_line(report):
             err_console.print(printable(line), markup=False, soft_wrap=True)
     if hint:
         err_console.print(hint, markup=False, soft_wrap=True)
+    for report in reports:
+        line = no_owner_line(report, owner or "")
+        if line:
+            err_console.print(printable(line), markup=False, soft_wrap=True)
     rejected = sum(r.rejected for r in reports)
     if rejected:
         err_console.print(

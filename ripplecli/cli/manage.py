@@ -94,9 +94,18 @@ def _report(document: dict[str, Any], line: str, as_json: bool) -> None:
 def export(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default: stdout).")] = None,
     with_vectors: Annotated[bool, typer.Option("--with-vectors", help="Include vectors (else re-encoded).")] = False,
+    salvage: Annotated[
+        bool, typer.Option("--salvage", help="From a damaged database file: every row that can still be read.")
+    ] = False,
     store: StoreOption = None,
 ) -> None:
     """Write the whole store as one JSONL document (conversations, sources, memories with cues, edges), to back up."""
+    if salvage:
+        from ripplecli.api import Memory
+
+        found = Memory.salvage(store, out, with_vectors=with_vectors)
+        err_console.print(printable(found.summary(str(out) if out else "stdout")), markup=False, soft_wrap=True)
+        return
     with open_memory(store, read_only=True, create=False) as memory:
         lines = memory.export(out, with_vectors=with_vectors)
     if out is not None:
@@ -122,8 +131,18 @@ def doctor(
     as_json: JsonOption = False,
 ) -> None:
     """Check the store's integrity; exit 1 when a problem is found (stale derived indexes are not problems)."""
-    with open_memory(store, read_only=not repair, create=False) as memory:
-        report = memory.doctor(repair=repair)
+    from ripplecli.errors import DamagedStoreError, known_failure
+
+    try:
+        with open_memory(store, read_only=not repair, create=False) as memory:
+            report = memory.doctor(repair=repair)
+    except Exception as exc:  # DuckDB cannot open the file, or read its meta, at all: that is the report
+        failure = known_failure(exc)
+        if repair or not isinstance(failure, DamagedStoreError):
+            raise
+        from ripplecli.api import unopenable_report
+
+        report = unopenable_report(store, failure)
     if as_json:
         print_json(report)
     else:

@@ -183,8 +183,9 @@ def trace_tree(result: RecallResult) -> Tree:
     _rounds(tree, trace.rounds or [])
     if trace.day:
         day = _days(trace.day.said_on)
+        told = "" if trace.query_cues.said_on else " or telling of then"  # "yesterday": a time, not a named day
         tree.add(
-            f"[bold]day[/] · {day}: {trace.day.memories} memories said then; "
+            f"[bold]day[/] · {day}: {trace.day.memories} memories said then{told}; "
             f"what was said on other days ranks {trace.day.others_demoted:g}× further down"
         )
     if trace.focus:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +20,22 @@ CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4
 ASKED_CATEGORIES = (1, 2, 3, 4)
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 _SEPARATORS = re.compile(r"[;,\s]+")
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass
 class Question:
-    """One LoCoMo question with its gold turns resolved against its conversation."""
+    """One question with its gold turns resolved against its conversation (LoCoMo's, and LongMemEval's)."""
 
     conversation_id: str
     index: int
     text: str
     answer: str
-    category: int
+    category: int | str  # LoCoMo's 1-5; LongMemEval's question type
     gold: list[str]
     unresolved: list[str] = field(default_factory=list)
+    answer_only: bool = False  # unanswerable by design (LoCoMo category 5, LongMemEval `_abs`): asked for answers
+    gold_sessions: list[str] = field(default_factory=list)  # LongMemEval's answer sessions (session-level recall)
 
 
 @dataclass
@@ -43,8 +49,13 @@ class Sample:
 
     @property
     def sample_id(self) -> str:
-        """The LoCoMo sample id (e.g. conv-26)."""
+        """The LoCoMo sample id (e.g. conv-26), or the LongMemEval question id."""
         return self.conversation.conversation_id
+
+    @cached_property
+    def session_of(self) -> dict[str, str]:
+        """The session of each turn id."""
+        return {t.turn_id: s.session_id for s in self.conversation.sessions for t in s.turns}
 
 
 def normalise_evidence_id(raw: str) -> str | None:
@@ -88,21 +99,29 @@ def load_samples(path: Path, wanted: list[str] | None = None) -> list[Sample]:
 
 def _raw_samples(path: Path) -> list[dict[str, Any]]:
     """The JSON samples, each with a `conversation` object and a `qa` list."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: cannot read: {err}") from None
-    except json.JSONDecodeError as err:
-        raise InputError(f"{path.name}: not JSON: {err.msg} (line {err.lineno})") from None
-    samples = data if isinstance(data, list) else [data]
-    if not samples:
-        raise InputError(f"{path.name}: holds no LoCoMo samples")
+    samples = read_entries(path, "LoCoMo samples")
     for index, sample in enumerate(samples):
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
             raise InputError(f"{path.name}: sample {index} has no 'conversation' object; not a LoCoMo file")
         if not isinstance(sample.get("qa"), list):
             raise InputError(f"{path.name}: sample {index} has no 'qa' list; not a LoCoMo evaluation file")
     return samples
+
+
+def read_entries(path: Path, what: str) -> list[Any]:
+    """The entries of an evaluation file: a JSON list (or one object), gzip-compressed or not (LongMemEval ships
+    .json.gz); an unreadable, non-JSON or empty file is one InputError."""
+    try:
+        raw = path.read_bytes()
+        data = json.loads((gzip.decompress(raw) if raw.startswith(_GZIP_MAGIC) else raw).decode("utf-8"))
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: cannot read: {getattr(err, 'strerror', None) or err}") from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path.name}: not JSON: {err.msg} (line {err.lineno})") from None
+    entries = data if isinstance(data, list) else [data]
+    if not entries:
+        raise InputError(f"{path.name}: holds no {what}")
+    return entries
 
 
 def _parse(parser: Any, raw_samples: list[dict[str, Any]], path: Path) -> list[Conversation]:
@@ -135,7 +154,7 @@ def _question(conversation_id: str, index: int, qa: Any, turn_ids: dict[str, str
         raise InputError(f"{where}: category must be one of 1-5, not {category!r}")
     gold, unresolved = resolve_evidence(qa.get("evidence", []), turn_ids)
     answer = qa.get("answer", qa.get("adversarial_answer", ""))
-    return Question(conversation_id, index, qa["question"], str(answer), category, gold, unresolved)
+    return Question(conversation_id, index, qa["question"], str(answer), category, gold, unresolved, category == 5)
 
 
 def _choose(samples: list[Sample], wanted: list[str] | None, path: Path) -> list[Sample]:

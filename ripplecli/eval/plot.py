@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def plot_recall_curve(curves: dict[str, dict[str, float]], path: Path) -> Path:
-    """One line per mode: overall evidence recall at K = 5..50."""
+def plot_recall_curve(curves: dict[str, dict[str, float]], path: Path, label: str) -> Path:
+    """One line per mode: overall evidence recall at K = 5..50 (`label` says of which questions)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -17,7 +17,7 @@ def plot_recall_curve(curves: dict[str, dict[str, float]], path: Path) -> Path:
         ks = sorted(curve, key=int)
         axes.plot([int(k) for k in ks], [curve[k] for k in ks], marker="o", markersize=3, label=mode)
     axes.set_xlabel("K (memories)")
-    axes.set_ylabel("evidence recall@K (categories 1-4)")
+    axes.set_ylabel(label)
     axes.set_ylim(0, 1)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, loc="lower right")

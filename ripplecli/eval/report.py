@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ripplecli.eval.locomo import ASKED_CATEGORIES, CATEGORIES
-from ripplecli.eval.metrics import budget_cut, evidence_recall, full_evidence, is_abstention, mean, percentile
+from ripplecli.eval.metrics import (
+    budget_cut,
+    contains_answer,
+    evidence_recall,
+    full_evidence,
+    is_abstention,
+    mean,
+    percentile,
+)
 
 CURVE_KS = tuple(range(5, 51, 5))
 GROUPS = ("overall", *(CATEGORIES[c] for c in ASKED_CATEGORIES))
+CURVE_LABEL = "evidence recall@K (categories 1-4)"
 
 Record = dict[str, Any]
 
 
 def group_metrics(records: list[Record], ks: Iterable[int], budget: int) -> dict[str, Any]:
+    """Evidence metrics of a group of questions, and the scores of their answers."""
+    return {**evidence_metrics(records, ks, budget), **answer_metrics([r for r in records if "f1" in r])}
+
+
+def evidence_metrics(records: list[Record], ks: Iterable[int], budget: int) -> dict[str, Any]:
     """Means over questions of evidence recall / full-evidence / tokens at each K and at the token budget."""
     scored = [r for r in records if r["gold"]]
     metrics: dict[str, Any] = {"questions": len(scored), "asked": len(records)}
@@ -35,20 +49,30 @@ def group_metrics(records: list[Record], ks: Iterable[int], budget: int) -> dict
     latencies = [r["seconds"] * 1000 for r in records]
     metrics["latency_p50_ms"] = percentile(latencies, 0.5)
     metrics["latency_p95_ms"] = percentile(latencies, 0.95)
-    metrics.update(answer_metrics([r for r in records if "f1" in r]))
     return metrics
 
 
 def answer_metrics(answered: list[Record]) -> dict[str, Any]:
-    """Token F1 and BLEU-1 of the answers' spans, the answerer's latency and its model tokens."""
+    """Token F1, BLEU-1 and containment of the answers' spans, the answerer's latency and its model tokens."""
     if not answered:
         return {}
+    return {"answered": len(answered), **answer_scores(answered), **answer_costs(answered)}
+
+
+def answer_scores(answered: list[Record]) -> dict[str, float]:
+    """Means of token F1, BLEU-1 and containment accuracy (answer holds gold or gold holds answer) of the spans."""
+    return {
+        "f1": mean([r["f1"] for r in answered]),
+        "bleu1": mean([r["bleu1"] for r in answered]),
+        "contains": mean([contains_answer(r["answer"], r["gold_answer"]) for r in answered]),
+    }
+
+
+def answer_costs(answered: list[Record]) -> dict[str, Any]:
+    """The answerer's p50/p95 seconds (as ms), its time to first words and its model tokens."""
     seconds = [r.get("answer_seconds", 0.0) * 1000 for r in answered]
     firsts = [r["first_token_seconds"] * 1000 for r in answered if r.get("first_token_seconds") is not None]
     return {
-        "answered": len(answered),
-        "f1": mean([r["f1"] for r in answered]),
-        "bleu1": mean([r["bleu1"] for r in answered]),
         "answer_p50_ms": percentile(seconds, 0.5),
         "answer_p95_ms": percentile(seconds, 0.95),
         "first_words_p50_ms": percentile(firsts, 0.5) if firsts else None,
@@ -60,17 +84,22 @@ def answer_metrics(answered: list[Record]) -> dict[str, Any]:
 def mode_metrics(records: list[Record], ks: Iterable[int], budget: int) -> dict[str, dict[str, Any]]:
     """Metrics of one mode overall and per category (1-4)."""
     ks = list(ks)
-    asked = [r for r in records if r["category"] in ASKED_CATEGORIES]
-    groups = {"overall": group_metrics(asked, ks, budget)}
+    scored = asked(records)
+    groups = {"overall": group_metrics(scored, ks, budget)}
     for category in ASKED_CATEGORIES:
-        groups[CATEGORIES[category]] = group_metrics([r for r in asked if r["category"] == category], ks, budget)
+        groups[CATEGORIES[category]] = group_metrics([r for r in scored if r["category"] == category], ks, budget)
     return groups
 
 
 def recall_curve(records: list[Record]) -> dict[str, float]:
-    """Overall evidence recall at K = 5, 10, ..., 50 for the plot."""
-    scored = [r for r in records if r["gold"] and r["category"] in ASKED_CATEGORIES]
+    """Overall evidence recall at K = 5, 10, ..., 50 of the questions with gold turns, for the plot."""
+    scored = [r for r in records if r["gold"]]
     return {str(k): mean([evidence_recall(r["gold"], r["source_turns"], k) for r in scored]) for k in CURVE_KS}
+
+
+def asked(records: list[Record]) -> list[Record]:
+    """The results of categories 1-4 (category 5 has no evidence to find)."""
+    return [r for r in records if r["category"] in ASKED_CATEGORIES]
 
 
 def abstention_rate(records: list[Record]) -> dict[str, Any] | None:
@@ -93,6 +122,7 @@ def build_report(plan: Any, records: list[Record]) -> dict[str, Any]:
     for mode, rs in by_mode.items():
         metrics[mode]["abstention"] = abstention_rate(rs)
     return {
+        "benchmark": "locomo",
         "config": {
             "file": str(config.file),
             "conversations": [s.sample_id for s in plan.samples],
@@ -107,7 +137,7 @@ def build_report(plan: Any, records: list[Record]) -> dict[str, Any]:
         "timing": plan.timing,
         "counts": counts(plan),
         "metrics": metrics,
-        "curve": {mode: recall_curve(rs) for mode, rs in by_mode.items()},
+        "curve": {mode: recall_curve(asked(rs)) for mode, rs in by_mode.items()},
         "results": records,
     }
 
@@ -129,15 +159,28 @@ def counts(plan: Any) -> dict[str, Any]:
     }
 
 
-def write_report(report: dict[str, Any], out: Path) -> dict[str, Path]:
-    """report.json, report.md and recall_at_k.png under `out`."""
+def write_report(
+    report: dict[str, Any], out: Path, render: Callable[[dict[str, Any]], str] | None = None, label: str | None = None
+) -> dict[str, Path | None]:
+    """report.json, report.md (by `render`, LoCoMo's tables by default) and recall_at_k.png under `out`; the plot is
+    None when matplotlib is not installed (the demo install), the reports are written all the same."""
+    paths: dict[str, Path | None] = {"json": out / "report.json", "markdown": out / "report.md"}
+    (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
+    (out / "report.md").write_text((render or markdown)(report), encoding="utf-8")
+    paths["plot"] = _plot(report["curve"], out / "recall_at_k.png", label or CURVE_LABEL)
+    return paths
+
+
+def _plot(curves: dict[str, dict[str, float]], path: Path, label: str) -> Path | None:
+    """The recall@K chart, or None without matplotlib."""
     from ripplecli.eval.plot import plot_recall_curve
 
-    paths = {"json": out / "report.json", "markdown": out / "report.md", "plot": out / "recall_at_k.png"}
-    paths["json"].write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
-    paths["markdown"].write_text(markdown(report), encoding="utf-8")
-    plot_recall_curve(report["curve"], paths["plot"])
-    return paths
+    try:
+        return plot_recall_curve(curves, path, label)
+    except ModuleNotFoundError as err:
+        if (err.name or "").partition(".")[0] != "matplotlib":
+            raise
+        return None
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -180,7 +223,8 @@ def _category_table(metrics: dict[str, Any], title: str, recall_key: str, full_k
 
 def _cost_table(metrics: dict[str, Any], ks: list[int]) -> list[str]:
     """Evidence tokens, latency and answer scores per mode."""
-    header = [*(f"tokens@{k}" for k in ks), "memories@budget", "p50 ms", "p95 ms", "F1", "BLEU-1", "abstain (cat 5)"]
+    header = [*(f"tokens@{k}" for k in ks), "memories@budget", "p50 ms", "p95 ms", "F1", "BLEU-1", "contains"]
+    header.append("abstain (cat 5)")
     lines = ["## Cost and answers", "", "| mode | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
     for mode, groups in metrics.items():
         overall, abstention = groups["overall"], groups.get("abstention")
@@ -190,6 +234,7 @@ def _cost_table(metrics: dict[str, Any], ks: list[int]) -> list[str]:
             f"{overall['latency_p95_ms']:.1f}",
             f"{overall['f1']:.3f}" if "f1" in overall else "-",
             f"{overall['bleu1']:.3f}" if "bleu1" in overall else "-",
+            f"{overall['contains']:.3f}" if "contains" in overall else "-",
             f"{abstention['rate']:.3f}" if abstention else "-",
         ]
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
@@ -197,12 +242,12 @@ def _cost_table(metrics: dict[str, Any], ks: list[int]) -> list[str]:
 
 
 def _answer_table(metrics: dict[str, Any]) -> list[str]:
-    """Answer token F1 / BLEU-1 per mode and category, abstention on category 5, answer latency and tokens."""
+    """Answer token F1 / BLEU-1 / containment per mode and category, abstention on category 5, latency, tokens."""
     if not any("f1" in groups["overall"] for groups in metrics.values()):
         return []
     header = [*GROUPS, "abstain (cat 5)", "answer p50/p95 ms", "first words p50 ms", "tokens in/out"]
     lines = [
-        "## Answers (token F1 / BLEU-1 of the answer span)",
+        "## Answers (token F1 / BLEU-1 / containment accuracy of the answer span)",
         "",
         "| mode | " + " | ".join(header) + " |",
         "|---" * (len(header) + 1) + "|",
@@ -211,7 +256,7 @@ def _answer_table(metrics: dict[str, Any]) -> list[str]:
         overall, abstention = groups["overall"], groups.get("abstention")
         if "f1" not in overall:
             continue
-        cells = [f"{groups[g]['f1']:.3f} / {groups[g]['bleu1']:.3f}" if "f1" in groups[g] else "-" for g in GROUPS]
+        cells = [_answer_cell(groups[g]) for g in GROUPS]
         cells += [
             f"{abstention['rate']:.3f}" if abstention else "-",
             f"{overall['answer_p50_ms']:.1f} / {overall['answer_p95_ms']:.1f}",
@@ -222,15 +267,27 @@ def _answer_table(metrics: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _answer_cell(metrics: dict[str, Any]) -> str:
+    """`F1 / BLEU-1 / contains` of one group ("-" when nothing was answered; contains is absent from old reports)."""
+    if "f1" not in metrics:
+        return "-"
+    contains = f" / {metrics['contains']:.3f}" if "contains" in metrics else ""
+    return f"{metrics['f1']:.3f} / {metrics['bleu1']:.3f}{contains}"
+
+
 def _counts_lines(counts: dict[str, Any]) -> list[str]:
     """Question counts and the evidence that could not be scored."""
     by_category = ", ".join(f"{name} {n}" for name, n in counts["by_category"].items())
-    unresolved = ", ".join(f"{u['conversation']}#{u['index']} `{u['id']}`" for u in counts["unresolved_evidence_ids"])
+    unresolved = [f"{u['conversation']}#{u['index']} `{u['id']}`" for u in counts["unresolved_evidence_ids"]]
     return [
         "## Questions",
         "",
         f"{counts['questions']} questions: {by_category}.",
         f"Skipped from recall metrics (no resolvable evidence): {len(counts['no_resolvable_evidence'])}.",
-        f"Unresolved evidence ids: {len(counts['unresolved_evidence_ids'])}"
-        + (f" ({unresolved})." if unresolved else "."),
+        unresolved_line(unresolved),
     ]
+
+
+def unresolved_line(unresolved: list[str]) -> str:
+    """How many evidence ids named nothing in their chat, and which."""
+    return f"Unresolved evidence ids: {len(unresolved)}" + (f" ({', '.join(unresolved)})." if unresolved else ".")

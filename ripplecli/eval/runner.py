@@ -1,4 +1,5 @@
-"""Runs a LoCoMo evaluation: one store per conversation, one recall per question per mode, resumable."""
+"""Runs an evaluation (LoCoMo: one store per conversation; LongMemEval: one per question): one recall per question
+per mode, resumable."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ripplecli.errors import InputError
-from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
+from ripplecli.eval.locomo import Question, Sample, load_samples
 from ripplecli.eval.metrics import bleu1, covered_turns, token_f1
 from ripplecli.protocols import Encoder
 from ripplecli.registry import EVAL_ANSWERS
@@ -29,7 +30,7 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 @dataclass
 class EvalConfig:
-    """What `ripple eval locomo` was asked to do."""
+    """What `ripple eval locomo` or `ripple eval longmemeval` was asked to do."""
 
     file: Path
     out: Path = Path("eval-out")
@@ -40,6 +41,9 @@ class EvalConfig:
     budget_tokens: int = 1500
     questions: int | None = None  # per category, a fixed seeded sample; None: every question
     model: str | None = None  # the GGUF file for --answer llm|auto (None: $RIPPLE_MODEL or the config file)
+    benchmark: str = "locomo"  # or "longmemeval"
+    ids: list[str] | None = None  # LongMemEval: question ids to run
+    types: list[str] | None = None  # LongMemEval: question types to run
 
     @property
     def ks(self) -> list[int]:
@@ -57,6 +61,12 @@ class EvalPlan:
     fingerprint: str
     timing: dict[str, float] = field(default_factory=dict)
     chosen: set[tuple[str, int]] | None = None  # (conversation, qa index) of the --questions sample
+    ingest_by_sample: dict[str, float] = field(default_factory=dict)  # per store, as its ingest runs recorded
+
+    @property
+    def unit(self) -> str:
+        """What one store holds, for the progress bar: a conversation (LoCoMo) or a question (LongMemEval)."""
+        return "questions" if self.config.benchmark == "longmemeval" else "conversations"
 
 
 def prepare(config: EvalConfig) -> EvalPlan:
@@ -75,21 +85,43 @@ def prepare(config: EvalConfig) -> EvalPlan:
         raise InputError(f"unknown mode {', '.join(unknown)} (choose from: {', '.join(MODES)})")
     if config.questions is not None and config.questions < 1:
         raise InputError(f"--questions must be at least 1, not {config.questions}")
-    samples = load_samples(config.file, config.conversations)
+    samples = load(config)
     _check_writable(config.out)
     fingerprint = code_fingerprint(f"{config.answer}|{config.model or ''}")
-    return EvalPlan(config, samples, modes, fingerprint, chosen=sample_questions(samples, config.questions))
+    plan = EvalPlan(config, samples, modes, fingerprint, chosen=sample_questions(samples, config.questions))
+    plan.samples = [s for s in samples if asked(plan, s)]  # a store is built only to be asked something
+    if not plan.samples:
+        raise InputError(f"{config.file.name}: no question to ask (unanswerable ones are asked only with --answer)")
+    return plan
+
+
+def load(config: EvalConfig) -> list[Sample]:
+    """The samples of the benchmark's file, checked; every problem is an InputError."""
+    if config.benchmark == "longmemeval":
+        from ripplecli.eval.longmemeval import load_questions
+
+        return load_questions(config.file, config.ids, config.types)
+    return load_samples(config.file, config.conversations)
 
 
 def sample_questions(samples: list[Sample], per_category: int | None) -> set[tuple[str, int]] | None:
-    """A fixed, seeded sample of `per_category` questions of each category over the chosen conversations."""
+    """A fixed, seeded sample of `per_category` questions of each category (the unanswerable ones of a category
+    apart) over the chosen samples."""
     if per_category is None:
         return None
+    strata: dict[tuple[int | str, bool], list[tuple[str, int]]] = {}
+    for question in (q for s in samples for q in s.questions):
+        stratum = (question.category, question.answer_only)
+        strata.setdefault(stratum, []).append((question.conversation_id, question.index))
     chosen: set[tuple[str, int]] = set()
-    for category in sorted({q.category for s in samples for q in s.questions}):
-        pool = [(q.conversation_id, q.index) for s in samples for q in s.questions if q.category == category]
-        chosen |= set(random.Random(SAMPLE_SEED + category).sample(pool, min(per_category, len(pool))))
+    for (category, answer_only), pool in strata.items():
+        chosen |= set(random.Random(_seed(category, answer_only)).sample(pool, min(per_category, len(pool))))
     return chosen
+
+
+def _seed(category: int | str, answer_only: bool) -> int | str:
+    """The sampling seed of one stratum (LoCoMo's numbered categories keep the seeds their earlier runs used)."""
+    return SAMPLE_SEED + category if isinstance(category, int) else f"{SAMPLE_SEED}:{category}:{answer_only}"
 
 
 def _check_writable(out: Path) -> None:
@@ -118,34 +150,37 @@ def store_dir(out: Path, sample: Sample) -> Path:
 
 
 def asked(plan: EvalPlan, sample: Sample) -> list[Question]:
-    """Questions to ask: categories 1-4, plus adversarial ones when answers are scored."""
-    wanted = ASKED_CATEGORIES + ((5,) if plan.config.answer != "none" else ())
-    chosen = plan.chosen
+    """Questions to ask: the answerable ones, plus the unanswerable ones when answers are scored."""
+    answering, chosen = plan.config.answer != "none", plan.chosen
     return [
         q
         for q in sample.questions
-        if q.category in wanted and (chosen is None or (q.conversation_id, q.index) in chosen)
+        if (answering or not q.answer_only) and (chosen is None or (q.conversation_id, q.index) in chosen)
     ]
 
 
 def run(plan: EvalPlan, progress: Progress | None = None, settings: Any = None) -> list[dict[str, Any]]:
     """Ingest every conversation and ask every question in every mode; returns per-question results."""
     from ripplecli.api import Memory
+    from ripplecli.store.queries import ingest_seconds
 
     report = progress or (lambda stage, done, total: None)
     journal = Journal(plan)
     total = len(plan.modes) * sum(len(asked(plan, s)) for s in plan.samples)
     done = sum(journal.count(s, asked(plan, s)) for s in plan.samples)
     plan.timing = {"ingest_seconds": 0.0, "ask_seconds": 0.0}
+    report(plan.unit, 0, len(plan.samples))
     try:
-        for sample in plan.samples:
+        for number, sample in enumerate(plan.samples, start=1):
             with Memory(store_dir(plan.config.out, sample), model=plan.config.model) as memory:
                 _ingest(plan, sample, memory, settings, report)
                 _link(plan, sample, memory, report)
+                plan.ingest_by_sample[sample.sample_id] = ingest_seconds(memory.store)
                 memory.encoder = QueryVectors(memory.encoder)  # same vectors, encoded once for all modes
                 started = time.perf_counter()
                 done = _ask_all(plan, sample, memory, journal, report, (done, total))
                 plan.timing["ask_seconds"] += time.perf_counter() - started
+            report(plan.unit, number, len(plan.samples))
     finally:
         journal.close()
     return journal.results(plan)
@@ -209,7 +244,11 @@ def ask(plan: EvalPlan, sample: Sample, memory: Any, question: Question, mode: s
         "tokens": [e.tokens for e in result.evidence],
         "seconds": result.seconds,
         "hits": {str(k): len(set(question.gold) & covered_turns(source_turns, k)) for k in REPORT_KS},
+        "answer_only": question.answer_only,
     }
+    if question.gold_sessions:
+        record["gold_sessions"] = question.gold_sessions
+        record["source_sessions"] = [list(dict.fromkeys(sample.session_of[t] for t in turns)) for turns in source_turns]
     if result.answer is not None:
         record.update(answer_record(result, question.answer))
     return record

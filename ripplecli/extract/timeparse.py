@@ -71,6 +71,18 @@ _PAST_CUES = re.compile(
     r"|spoke|stood|threw|grew|drew|forgot|chose|broke|fell)\b|\b\w{3,}ed\b",
     re.IGNORECASE,
 )
+# A year-less date belongs to the year it is said in unless its words place it elsewhere in time: in a sentence set
+# in another age ("an 18th-century letter", "in the 1700s", "in 1789", "44 BC", "AD 1066"), before a year the rules
+# do not read ("May 15, 1789"), or inside a quoted passage (a letter, a book, a citation: its own time, not the
+# chat's). Such a date stays ungrounded.
+_OTHER_AGE = re.compile(
+    r"(?i:\b(?:\d{1,2}|[a-z]+)(?:st|nd|rd|th)[\s-]+century\b|\bprevious century\b|\bcenturies\b|\bcentury ago\b"
+    r"|\b1[0-8]\d0['’]?s\b|\b(?:in|circa|c\.|around|year)\s+1[0-8]\d\d\b)"
+    r"|\b\d{1,4}\s*(?:BCE?|AD|CE)\b|\b(?:AD|A\.D\.)\s*\d{1,4}\b"
+)
+_FOLLOWING_YEAR = re.compile(r",?\s*(?!(?:19|20)\d\d\b)\d{3,4}\b")
+_QUOTE_MARKS = (('"', '"'), ("“", "”"), ("«", "»"))
+_QUOTED_LINE = re.compile(r"[ \t]*>")  # a quoted line, as e-mail and Markdown mark it
 _FALLBACK_TRIGGER = re.compile(r"\bago\b", re.IGNORECASE)
 _FALLBACK_NOISE = frozenset({"may", "march", "now", "second", "sun", "we", "sat", "today"})
 
@@ -212,7 +224,7 @@ def _month(match: re.Match[str], anchor: datetime | None, tense: str) -> Interva
     month = MONTHS[match["month"].lower().rstrip(".")]
     if match["year"]:
         return month_span(int(match["year"]), month)
-    if anchor is None:
+    if anchor is None or _elsewhere_in_time(match):
         return None
     candidates = [month_span(anchor.year + k, month) for k in (-2, -1, 0, 1)]
     return _pick(candidates, anchor, _relation(match["rel"], tense))
@@ -241,7 +253,7 @@ def _season(match: re.Match[str], anchor: datetime | None, tense: str) -> Interv
     span = lambda year: (month_span(year, first)[0], month_span(year, first + 2)[1])  # noqa: E731
     if match["year"]:
         return span(int(match["year"]) - (1 if first == 12 else 0))
-    if anchor is None:
+    if anchor is None or _elsewhere_in_time(match):
         return None
     return _pick([span(anchor.year + k) for k in (-2, -1, 0, 1)], anchor, _relation(match["rel"], tense))
 
@@ -253,7 +265,7 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
     try:
         if match["year"]:
             return day_span(date(int(match["year"]), month, day))
-        if anchor is None:
+        if anchor is None or _elsewhere_in_time(match):
             return None
         candidates = [day_span(date(anchor.year + k, month, day)) for k in (-1, 0, 1)]
     except ValueError:
@@ -261,6 +273,32 @@ def _calendar_date(match: re.Match[str], anchor: datetime | None, tense: str) ->
     if _unmarked(match, tense) or _ARRANGED.search(sentence_at(match.string, match.start())):
         return _unmarked_pick(match, candidates, anchor)  # "the movers come on May 28th"
     return _pick(candidates, anchor, _relation(None, tense))
+
+
+def _elsewhere_in_time(match: re.Match[str]) -> bool:
+    """A year-less date its words place in another time (see _OTHER_AGE): it is not this year's."""
+    text = match.string
+    return (
+        _FOLLOWING_YEAR.match(text, match.end()) is not None
+        or _OTHER_AGE.search(sentence_at(text, match.start())) is not None
+        or inside_quotes(text, match.start(), match.end())
+    )
+
+
+def inside_quotes(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] sits in a quoted passage: between a quote mark and its closing one, or on a quoted
+    line ("> ...")."""
+    line = text.rfind("\n", 0, start) + 1
+    if _QUOTED_LINE.match(text, line):
+        return True
+    for opening, closing in _QUOTE_MARKS:
+        if closing not in text[end:]:
+            continue
+        if opening == closing and text.count(opening, 0, start) % 2:
+            return True
+        if opening != closing and text.rfind(opening, 0, start) > text.rfind(closing, 0, start):
+            return True
+    return False
 
 
 def _unmarked(match: re.Match[str], tense: str) -> bool:
@@ -279,7 +317,7 @@ def _unmarked_pick(match: re.Match[str], candidates: list[Interval], anchor: dat
 
 def _day_of_month(match: re.Match[str], anchor: datetime | None, tense: str) -> Interval | None:
     """On "the 15th": that day of the session's month, or of a neighbouring month the tense points at."""
-    if anchor is None:
+    if anchor is None or _elsewhere_in_time(match):
         return None
     day, candidates = int(match["day"]), []
     for offset in (-1, 0, 1):

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from ripplecli.errors import InputError
-from ripplecli.model import Conversation, Window, WindowTurn
+from ripplecli.model import Conversation, Window, WindowTurn, said_wall_clock
 
 
 def placed_turns(conversation: Conversation) -> list[WindowTurn]:
     """Every turn in conversation order, carrying its session id and when it was said (its own time, else its
-    session's): "yesterday" in a message sent at 00:10 refers to the day before that message."""
+    session's) on the clock where it was said: "yesterday" in a message sent at 00:10 refers to the day before that
+    message, and "today" in one sent at 20:00 in California is that Californian day, not the next day in UTC."""
     return [
-        WindowTurn(turn=turn, session_id=session.session_id, timestamp=turn.said_at or session.timestamp)
+        WindowTurn(turn=turn, session_id=session.session_id, timestamp=said_wall_clock(turn, session))
         for session in conversation.sessions
         for turn in session.turns
     ]

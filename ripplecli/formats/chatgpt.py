@@ -2,19 +2,22 @@
 
 Each conversation's `mapping` holds message nodes linked by `parent`; the thread the page shows runs from the
 root to `current_node` (to the newest leaf when an export leaves it out), so branches an edit left behind are
-not read. Kept: what the user and the assistant wrote (the text parts of multimodal messages), tool output
-with text, and canvas documents the assistant wrote; skipped and counted: system and hidden messages, code
-sent to tools, reasoning and anything else without readable text. Each turn keeps its message's id and time;
-the assistant's turns are spoken by "ChatGPT" (a tool's by its name).
+not read (they are counted, as `other branch`). Kept: what the user and the assistant wrote (the text parts of
+multimodal messages), tool output with text, and canvas documents the assistant wrote; skipped and counted:
+system and hidden messages, code sent to tools, reasoning and anything else without readable text. Each turn
+keeps its message's id and time; the assistant's turns are spoken by "ChatGPT" (a tool's by its name). A
+conversation without its id (an older export, a hand-made file) is named after the file, and joins the stored
+chat its messages overlap (see ingest).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime
 
 from ripplecli.formats.days import Dated, by_day, from_epoch
-from ripplecli.formats.fields import ChatFormat, Node, keyed, located, quote, records
+from ripplecli.formats.fields import ChatFormat, Node, Tolerant, keyed, located, quote, records
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"user": "owner", "assistant": "assistant", "tool": "assistant"}
@@ -27,34 +30,49 @@ def parse_chatgpt(data: object, source: str) -> list[Conversation]:
     """Read a ChatGPT export; a conversation's id is the export's `conversation_id` / `id`, one session per day."""
     with located(source):
         conversations = []
+        tolerant = Tolerant()
         for export, conversation_id in records(data, source, ("conversation_id", "id"), "conversation id"):
             created_node = export.get("create_time")
             created = parse_epoch(created_node) if created_node else None
-            dated, skipped = _thread_turns(export, created)
+            dated, skipped = _thread_turns(export, created, tolerant)
             title = export.get("title")
+            named_by_file = not any(export.get(key) for key in ("conversation_id", "id"))
             conversations.append(
-                Conversation(conversation_id, by_day(dated), (title.string() if title else "") or None, skipped)
+                Conversation(
+                    conversation_id,
+                    by_day(dated),
+                    (title.string() if title else "") or None,
+                    skipped,
+                    named_by_file=named_by_file,
+                )
             )
+        tolerant.check()
         return conversations
 
 
-def _thread_turns(export: Node, created: datetime | None) -> tuple[list[Dated], int]:
-    """Turns along the shown thread, and how many messages on it were skipped."""
+def _thread_turns(export: Node, created: datetime | None, tolerant: Tolerant) -> tuple[list[Dated], dict[str, int]]:
+    """Turns along the shown thread, and the messages left out by reason (those of other branches too)."""
     dated: list[Dated] = []
-    skipped = 0
-    for node_id, node in _thread(export):
+    skipped: Counter[str] = Counter()
+    thread = _thread(export)
+    on_thread = {node_id for node_id, _ in thread}
+    for node_id, value in export.at("mapping").fields().items():
+        if node_id not in on_thread and isinstance(value, dict) and value.get("message") is not None:
+            skipped["other branch"] += 1  # an edit or a regenerated answer the page no longer shows
+    for node_id, node in thread:
         message = node.get("message")
         if message is None:
             continue
-        spoken = _spoken(message)
-        if spoken is None:
-            skipped += 1
-            continue
-        speaker, text, role = spoken
-        stamp = message.get("create_time")
-        said_at = parse_epoch(stamp) if stamp else None
-        dated.append(Dated(Turn(node_id, speaker, text, said_at, role), said_at or created))
-    return dated, skipped
+        with tolerant.message(message, skipped):
+            spoken = _spoken(message)
+            if isinstance(spoken, str):
+                skipped[spoken] += 1
+                continue
+            speaker, text, role = spoken
+            stamp = message.get("create_time")
+            said_at = parse_epoch(stamp) if stamp else None
+            dated.append(Dated(Turn(node_id, speaker, text, said_at, role), said_at or created))
+    return dated, dict(skipped)
 
 
 def _thread(export: Node) -> list[tuple[str, Node]]:
@@ -94,17 +112,19 @@ def _newest_leaf(mapping: Node) -> str | None:
     return best[2] if best else None
 
 
-def _spoken(message: Node) -> tuple[str, str, str] | None:
-    """(speaker, text, role) of a message worth keeping; None for the ones skipped."""
+def _spoken(message: Node) -> tuple[str, str, str] | str:
+    """(speaker, text, role) of a message worth keeping; for one skipped, why ("hidden", "sent to a tool")."""
     author = message.at("author")
     kind = author.at("role").string()
     role = ROLES.get(kind)
     metadata = message.get("metadata")
     content = message.get("content")
-    if role is None or content is None:
-        return None
+    if role is None:
+        return "system message"
+    if content is None:
+        return "no text"
     if metadata is not None and metadata.fields().get("is_visually_hidden_from_conversation") is True:
-        return None
+        return "hidden"
     recipient = message.get("recipient")
     target = recipient.string() if recipient is not None else "all"
     name = author.get("name")
@@ -113,10 +133,10 @@ def _spoken(message: Node) -> tuple[str, str, str] | None:
     if target in CANVAS:
         text = _canvas_text(content)
     elif target != "all":
-        return None
+        return "sent to a tool"
     else:
         text = _content_text(content, tool=kind == "tool")
-    return (speaker, text, role) if text else None
+    return (speaker, text, role) if text else "no text"
 
 
 def _content_text(content: Node, tool: bool) -> str:
@@ -163,4 +183,9 @@ def parse_epoch(node: Node) -> datetime:
 
 
 # ChatGPT export conversations: recognised by "mapping"
-FORMAT = ChatFormat(parse_chatgpt, keyed("mapping"), label="a ChatGPT export")
+FORMAT = ChatFormat(
+    parse_chatgpt,
+    keyed("mapping"),
+    label="a ChatGPT export",
+    hints=frozenset({"mapping", "current_node", "create_time", "title"}),
+)

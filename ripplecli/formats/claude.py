@@ -12,9 +12,10 @@ only the branch the page shows is read, from `current_leaf_message_uuid` or else
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from ripplecli.formats.days import Dated, by_day, from_iso
-from ripplecli.formats.fields import ChatFormat, Node, Unique, clean_text, keyed, located, quote
+from ripplecli.formats.fields import ChatFormat, Node, Tolerant, Unique, clean_text, keyed, located, quote
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"human": "owner", "user": "owner", "assistant": "assistant"}
@@ -27,42 +28,45 @@ def parse_claude(data: object, source: str) -> list[Conversation]:
         root = Node(data)
         records = root.items() if isinstance(data, list) else [root]
         ids = Unique("conversation uuid")
+        tolerant = Tolerant()
         conversations = []
         for record in records:
             uuid = record.at("uuid")
             conversation_id = ids.claim(uuid.text(), uuid.keys)
             name = record.get("name")
             title = name.string() if name is not None else ""
-            sessions, skipped = _sessions(record)
+            sessions, skipped = _sessions(record, tolerant)
             conversations.append(Conversation(conversation_id, sessions, title or None, skipped))
+        tolerant.check()
         return conversations
 
 
-def _sessions(record: Node) -> tuple[list, int]:
-    """Messages with text, one session per UTC day, and how many messages had none."""
+def _sessions(record: Node, tolerant: Tolerant) -> tuple[list, dict[str, int]]:
+    """Messages with text, one session per UTC day, and the messages left out, by reason."""
     message_ids = Unique("message uuid")
-    skipped = 0
+    skipped: Counter[str] = Counter()
     dated = []
     messages = record.at("chat_messages").items()
     shown = _shown_branch(record, messages)
     for message in messages:
-        if shown is not None and _uuid(message) not in shown:
-            skipped += 1  # a branch left behind by an edit or a retry
-            continue
-        sender = message.at("sender")
-        role = ROLES.get(sender.string())
-        if role is None:
-            skipped += 1
-            continue
-        text = _text(message)
-        if not text:
-            skipped += 1
-            continue
-        turn_id = message_ids.claim(message.at("uuid").text(), message.keys)
-        said_at = _time(message)
-        speaker = ASSISTANT_NAME if role == "assistant" else sender.string()
-        dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), said_at))
-    return by_day(dated), skipped
+        with tolerant.message(message, skipped):
+            if shown is not None and _uuid(message) not in shown:
+                skipped["other branch"] += 1  # a branch left behind by an edit or a retry
+                continue
+            sender = message.at("sender")
+            role = ROLES.get(sender.string())
+            if role is None:
+                skipped["unknown sender"] += 1
+                continue
+            text = _text(message)
+            if not text:
+                skipped["no text"] += 1  # tool calls and results, attachments only
+                continue
+            turn_id = message_ids.claim(message.at("uuid").text(), message.keys)
+            said_at = _time(message)
+            speaker = ASSISTANT_NAME if role == "assistant" else sender.string()
+            dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), said_at))
+    return by_day(dated), dict(skipped)
 
 
 def _uuid(message: Node) -> str | None:
@@ -143,6 +147,7 @@ FORMAT = ChatFormat(
     parse_claude,
     keyed("chat_messages"),
     label="a Claude export",
+    hints=frozenset({"uuid", "name", "chat_messages", "chat_messages[].uuid", "chat_messages[].sender"}),
     account_file="users.json",
     account_name=account_name,
 )

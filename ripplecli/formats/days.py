@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from ripplecli.model import Session, Turn
+from ripplecli.model import Session, Turn, wall_clock
 
 
 @dataclass(frozen=True)
@@ -64,16 +64,37 @@ def from_epoch(seconds: float) -> datetime | None:
         return None
 
 
+QUARTER_HOUR = timedelta(minutes=15)  # every UTC offset in use is a whole number of quarter hours
+LONGEST_OFFSET = timedelta(hours=14)  # Kiribati; the west ends at -12
+
+
+def exporter_offset(local: datetime, instant: datetime) -> timedelta | None:
+    """The UTC offset of a clock that showed `local` at `instant` (naive UTC), to the quarter hour; None when no
+    zone is that far off UTC (the two disagree: the time keeps its instant, with no zone, as before)."""
+    offset = round((local - instant) / QUARTER_HOUR) * QUARTER_HOUR
+    return offset if abs(offset) <= LONGEST_OFFSET else None
+
+
 def from_iso(text: str) -> tuple[datetime, datetime] | None:
     """An ISO 8601 time as (naive UTC, wall-clock time as written); None when it does not parse.
     A value without a zone is taken as UTC."""
+    zoned = zoned_iso(text)
+    if zoned is None:
+        return None
+    instant, offset = zoned
+    return instant, wall_clock(instant, offset)  # type: ignore[return-value]
+
+
+def zoned_iso(text: str) -> tuple[datetime, timedelta | None] | None:
+    """An ISO 8601 time as (naive UTC, its UTC offset) when it gives a zone, (naive time as written, None) when it
+    gives none; None when it does not parse or leaves the calendar once in UTC."""
     try:
         parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        return parsed, parsed
+        return parsed, None
     try:
-        return parsed.astimezone(UTC).replace(tzinfo=None), parsed.replace(tzinfo=None)
+        return parsed.astimezone(UTC).replace(tzinfo=None), parsed.utcoffset()
     except OverflowError:
         return None

@@ -73,6 +73,37 @@ def claim_bundle(paths: list[str], fmt: str) -> tuple[str, Claim] | None:
     return found
 
 
+def claim_bundles(paths: list[str], fmt: str) -> list[tuple[str, Claim]]:
+    """Every folder export a zip or folder holds (two Slack workspaces side by side), each with its own files:
+    claim_bundle asked again of the files no export has claimed yet. With --format naming one, its one claim."""
+    if fmt != "auto":
+        claimed = claim_bundle(paths, fmt)
+        return [claimed] if claimed is not None else []
+    found: list[tuple[str, Claim]] = []
+    rest = list(paths)
+    while (claimed := claim_bundle(rest, fmt)) is not None and claimed[1].files & set(rest):
+        found.append(claimed)
+        rest = [path for path in rest if path not in claimed[1].files]
+    return found
+
+
+def looks_like(data: object) -> str:
+    """What a parsed JSON file is, for a refusal of the wrong --format: "a ChatGPT export", or its shape."""
+    try:
+        return FORMATS.load(detect_format(data)).label
+    except UnknownFormat:
+        return describe_json(data)
+
+
+def surer_text_format(doc: TextDoc, fmt: str) -> str | None:
+    """The label of a text format surer of `doc` than `fmt` is (a WhatsApp chat given as --format notes)."""
+    chosen = surest("text", doc)
+    if chosen is None or chosen == fmt:
+        return None
+    reader: ChatFormat = FORMATS.load(chosen)
+    return reader.label if reader.detect(doc) > FORMATS.load(fmt).detect(doc) else None
+
+
 def json_guess(text: str) -> str:
     """What a JSON file seems to be, for a refusal that names it: "a Telegram export?"."""
     try:
@@ -84,21 +115,52 @@ def json_guess(text: str) -> str:
         return "not even valid JSON"
 
 
+NEAR = 0.5  # of a format's hint keys a file must carry to be named after it
+
+
 def describe_json(data: object) -> str:
-    """What an unrecognised JSON document looks like, in a few words."""
+    """What an unrecognised JSON document looks like, in a few words: the format whose keys it shares most (and the
+    ones it lacks), else its shape, said to be in no format ripple knows."""
     sample = data[0] if isinstance(data, list) and data else data
     if isinstance(sample, dict):
         keys = list(sample)
-        if "messages" in sample:
-            return "a list of messages without a chat id (a Telegram or Discord export has one)"
-        if {"role", "content"} <= set(keys):
+        found = keys_of(sample)
+        if {"role", "content"} <= set(keys) or {"messages[].role", "messages[].content"} <= found:
             return "an OpenAI-style message list (role/content); ripple reads the ChatGPT account export"
         if "personal_information" in sample:
             return "a Telegram account export without chats (export them as JSON too)"
+        near = nearest_format(found)
+        if near is not None:
+            return near
         shown = ", ".join(quote(str(key), 30) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
         where = f"a list of {len(data)} objects" if isinstance(data, list) else "an object"
-        return f"{where} with keys {shown or 'none'}"
-    return f"{json_type(data)}" if not isinstance(data, list) else f"a list of {json_type(sample)}s"
+        return f"{where} with keys {shown or 'none'}, in no format ripple knows"
+    kind = json_type(data) if not isinstance(data, list) else f"a list of {json_type(sample).split(' ')[-1]}s"
+    return f"{kind}, in no format ripple knows"
+
+
+def keys_of(sample: dict) -> set[str]:
+    """An object's keys, and its lists' first objects' as `list[].key` ("messages[].date"): what hints name."""
+    found = set(map(str, sample))
+    for name, value in sample.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            found |= {f"{name}[].{key}" for key in value[0]}
+    return found
+
+
+def nearest_format(found: set[str]) -> str | None:
+    """ "a Telegram export, but without "id"": the JSON reader whose hint keys a file shares most, when it shares at
+    least NEAR of them; None otherwise."""
+    best: tuple[float, str, frozenset[str]] | None = None
+    for _, reader in readers("json"):
+        if reader.hints:
+            share = len(reader.hints & found) / len(reader.hints)
+            if share >= NEAR and (best is None or share > best[0]):
+                best = (share, reader.label, reader.hints - found)
+    if best is None:
+        return None
+    missing = ", ".join(quote(key, 30) for key in sorted(best[2])[:3])
+    return best[1] + (f", but without {missing}" if missing else ", in a shape ripple does not read")
 
 
 def describe_text(doc: TextDoc) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -152,6 +153,18 @@ class Node:
         return float(self.value)
 
 
+class Repeated(ShapeError):
+    """An id seen before in the same file (a message an exporter wrote twice)."""
+
+    def __init__(self, keys: Keys, problem: str, kind: str, source: str = "") -> None:
+        super().__init__(keys, problem, source)
+        self.kind = kind
+
+    def within(self, source: str) -> ShapeError:
+        """The same error, now naming the file it came from."""
+        return Repeated(self.keys, self.problem, self.kind, source)
+
+
 class Unique:
     """Remembers where each id was first seen so a duplicate can point at both places."""
 
@@ -163,9 +176,54 @@ class Unique:
         """Register `value`; a second claim is a ShapeError at `keys`."""
         if value in self.first_seen:
             where = json_path(self.first_seen[value])
-            raise ShapeError(keys, f"duplicate {self.kind} {quote(value)} (first at {where})")
+            raise Repeated(keys, f"duplicate {self.kind} {quote(value)} (first at {where})", self.kind)
         self.first_seen[value] = keys
         return value
+
+
+class Tolerant:
+    """Reads an export's messages one at a time: a message that cannot be read is left out and counted by what is
+    wrong with it (`unreadable date`, `repeated message id`), so one bad message does not refuse a whole file. When
+    fewer than half of the file's messages can be read, `check` refuses it with the first message's error."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.bad = 0
+        self.first: InputError | None = None
+
+    @contextmanager
+    def message(self, node: Node | None, skipped: Counter[str], source: str = "", what: str = "") -> Iterator[None]:
+        """Read one message inside the block; an InputError there leaves it out, counted in `skipped`. `source`
+        names the file the message is in when it is not the one being parsed (a Slack day file in the export);
+        `what` the reason for a message that is not JSON ("unreadable date" of a WhatsApp line)."""
+        self.total += 1
+        try:
+            yield
+        except InputError as err:
+            self.bad += 1
+            if self.first is None:
+                self.first = err.within(source) if source and isinstance(err, ShapeError) else err
+            skipped[_unreadable(err, node) if node is not None else what or "unreadable"] += 1
+
+    def check(self) -> None:
+        """Refuse the file when fewer than half of its messages could be read."""
+        if self.first is None or 2 * self.bad <= self.total:
+            return
+        told = f"; {self.bad} of {self.total} messages cannot be read" if self.total > 1 else ""
+        if isinstance(self.first, ShapeError):
+            raise ShapeError(self.first.keys, self.first.problem + told, self.first.source)
+        raise InputError(f"{self.first}{told}")
+
+
+def _unreadable(err: InputError, node: Node | None) -> str:
+    """The reason a bad message is left out, the same for every message with that fault: `missing date`."""
+    if isinstance(err, Repeated):
+        return f"repeated {err.kind}"
+    if not isinstance(err, ShapeError) or node is None:
+        return "unreadable"
+    inner = json_path(err.keys[len(node.keys) :]) if err.keys[: len(node.keys)] == node.keys else "message"
+    inner = "message" if inner == "top level" else inner
+    return f"missing {inner}" if err.problem == "is missing" else f"unreadable {inner}"
 
 
 def records(data: object, source: str, id_keys: tuple[str, ...], kind: str) -> Iterator[tuple[Node, str]]:
@@ -227,3 +285,7 @@ class ChatFormat:
     # users.json); the owner's turns then carry that name instead of the export's role word ("human").
     account_file: str = ""
     account_name: Callable[[bytes], str | None] | None = None
+    # Keys a JSON file of this format carries, at its top or in the first element of a list there (a message's):
+    # a file no reader claims is named after the format whose keys it shares most ("looks most like a Telegram
+    # export, but has no "id"").
+    hints: frozenset[str] = frozenset()

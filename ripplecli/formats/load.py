@@ -13,10 +13,12 @@ from ripplecli.errors import InputError
 from ripplecli.formats.detect import (
     HELP,
     UnknownFormat,
-    claim_bundle,
+    claim_bundles,
     describe_text,
     detect_format,
     json_guess,
+    looks_like,
+    surer_text_format,
     text_format,
 )
 from ripplecli.formats.fields import ChatFormat, Claim, Keys, ShapeError, json_path
@@ -43,10 +45,12 @@ class Member:
 
 @dataclass
 class Reading:
-    """What an input gave: its conversations and, for a zip or folder, what became of each file in it."""
+    """What an input gave: its conversations, for a zip or folder what became of each file in it, and warnings
+    about how a file was read (a chat read as notes because --format said so)."""
 
     conversations: list[Conversation]
     members: list[Member] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def reads(fmt: str) -> str:
@@ -81,11 +85,12 @@ def read_input(path: Path, fmt: str = "auto") -> Reading:
         if raw[:4] == b"PK\x03\x04" or (path.suffix.lower() == ".zip" and fmt == "auto"):
             reading = read_bundle(dict(zip_members(raw, name, others)), name, fmt)
         else:
-            chosen, found = read_file_as(raw, name, fmt, _mtime(info))
+            warnings: list[str] = []
+            chosen, found = read_file_as(raw, name, fmt, _mtime(info), warnings=warnings)
             reader: ChatFormat = FORMATS.load(chosen)
-            reading = Reading(named_by_account(found, reader, _beside(path, reader)))
+            reading = Reading(named_by_account(found, reader, _beside(path, reader)), warnings=warnings)
     members = sorted(reading.members + others, key=lambda member: member.path)
-    return Reading(_with_turns(reading.conversations, name), members)
+    return Reading(_with_turns(reading.conversations, name), members, reading.warnings)
 
 
 def member_name(container: str, path: str) -> str:
@@ -94,11 +99,18 @@ def member_name(container: str, path: str) -> str:
 
 
 def read_file_as(
-    raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
+    raw: bytes,
+    name: str,
+    fmt: str,
+    modified=None,
+    container: str = "",
+    only: str | None = None,
+    warnings: list[str] | None = None,
 ) -> tuple[str, list[Conversation]]:
     """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`, and the
     format it was read as. With `only` (a zip or folder read with an explicit --format), a file detected as another
-    format is UnknownFormat, so it is passed over."""
+    format is UnknownFormat, so it is passed over; a text file read as --format says though it looks like another
+    format (a WhatsApp chat as notes) adds a line to `warnings`."""
     text = _decode(raw, name)
     suffix = PurePosixPath(name).suffix.lower()
     is_json = suffix == ".json" or (text.lstrip()[:1] in ("{", "[") and _json_not_text(text, suffix))
@@ -112,7 +124,11 @@ def read_file_as(
     if kind == "text" or (kind == "auto" and not is_json):
         chosen = text_format(doc, name) if fmt == "auto" else fmt
         _only(chosen, only, name)
-        return chosen, FORMATS.load(chosen).parse(doc, name)
+        found = FORMATS.load(chosen).parse(doc, name)
+        if fmt != "auto" and warnings is not None and (other := surer_text_format(doc, fmt)):
+            label = FORMATS.load(fmt).label
+            warnings.append(f"{name}: looks like {other}, but was read as {label}, as --format {fmt} asks")
+        return chosen, found
     if not is_json:
         raise InputError(f"{name}: is not JSON but {describe_text(doc)}, so it is no {fmt} export; {HELP}")
     data = _parse_json(text, name)
@@ -124,9 +140,17 @@ def read_file_as(
     try:
         return chosen, FORMATS.load(chosen).parse(data, name)
     except ShapeError as err:
+        if fmt != "auto" and not FORMATS.load(fmt).detect(data):
+            raise _not_that_format(name, fmt, data) from None
         line = line_of(text, err.keys)
         where = json_path(err.keys) + (f" (line {line})" if line else "")
         raise InputError(f"{name}: {where}: {err.problem}") from None
+
+
+def _not_that_format(name: str, fmt: str, data: object) -> InputError:
+    """The refusal of a JSON file the --format's reader could not read and does not recognise: what it is instead."""
+    wanted = FORMATS.load(fmt).label
+    return InputError(f"{name}: does not look like {wanted}: it is {looks_like(data)}; try --format auto")
 
 
 def _only(chosen: str, only: str | None, name: str) -> None:
@@ -136,18 +160,24 @@ def _only(chosen: str, only: str | None, name: str) -> None:
 
 
 def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -> Reading:
-    """A zip or folder as it comes: a folder export (a Slack workspace) as a whole, otherwise every chat file in
-    it (files in no known format, such as an export's user.json or its media, are passed over, and listed as
-    such)."""
+    """A zip or folder as it comes: each folder export in it (a Slack workspace) as a whole, and every other chat
+    file in it one by one (files in no known format, such as an export's user.json or its media, are passed over,
+    and listed as such). A folder may hold several exports: each is read."""
     paths = list(members)
-    claimed = claim_bundle(paths, fmt)
-    if claimed is not None:
-        return _read_tree(members, name, *claimed)
     conversations: list[Conversation] = []
-    listed = []
+    listed: list[Member] = []
+    rest = dict(members)
+    for chosen, claim in claim_bundles(paths, fmt):  # each folder export in it (a Slack workspace), as a whole
+        tree = _read_tree(members, name, chosen, claim)
+        conversations += tree.conversations
+        listed += tree.members
+        rest = {path: value for path, value in rest.items() if path not in claim.files}
     accounts: dict[str, str] = {}  # account file -> the format whose owner it named
     only = None if fmt == "auto" else fmt
-    for path, (raw, modified) in sorted(members.items()):
+    for path, (raw, modified) in sorted(rest.items()):
+        if only is not None and reads(only) == "tree":
+            listed.append(Member(path, None, f"outside the {only} export"))
+            continue
         try:
             chosen, found = read_file_as(raw, member_name(name, path), "auto", modified, container=name, only=only)
         except UnknownFormat:
@@ -201,7 +231,7 @@ def _beside(path: Path, reader: ChatFormat) -> bytes | None:
 
 
 def _read_tree(members: dict[str, tuple[bytes, object]], name: str, chosen: str, claim: Claim) -> Reading:
-    """A folder export read as a whole: its reader is given the JSON of the files it claimed."""
+    """A folder export read as a whole: its reader is given the JSON of the files it claimed, listed as read."""
     tree = ExportFolder(
         name,
         {
@@ -210,16 +240,8 @@ def _read_tree(members: dict[str, tuple[bytes, object]], name: str, chosen: str,
             if path in claim.files
         },
     )
-    listed = [_tree_member(path, chosen, claim) for path in members]
+    listed = [Member(path, chosen) for path in sorted(claim.files) if path in members]
     return Reading(FORMATS.load(chosen).parse(tree, name), listed)
-
-
-def _tree_member(path: str, chosen: str, claim: Claim) -> Member:
-    """A file of a zip or folder read as a folder export: read when the export claimed it (files beside its folder
-    are not read, so they are not listed as read), otherwise passed over and why."""
-    if path in claim.files:
-        return Member(path, chosen)
-    return Member(path, None, "not JSON" if not path.endswith(".json") else f"outside the {chosen} export")
 
 
 def _json_not_text(text: str, suffix: str) -> bool:

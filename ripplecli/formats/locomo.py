@@ -18,7 +18,9 @@ def parse_locomo(data: object, source: str) -> list[Conversation]:
     """Read a LoCoMo file (a list of samples, or one sample); `qa` and summaries are not chat and are skipped."""
     with located(source):
         return [
-            Conversation(conversation_id, _sessions(sample.at("conversation")))
+            Conversation(
+                conversation_id, _sessions(sample.at("conversation")), named_by_file=sample.get("sample_id") is None
+            )
             for sample, conversation_id in records(data, source, ("sample_id",), "sample_id")
         ]
 
@@ -68,4 +70,6 @@ def _locomo_datetime(raw: str) -> datetime:
 
 
 # LoCoMo samples: recognised by "conversation"
-FORMAT = ChatFormat(parse_locomo, keyed("conversation"), label="a LoCoMo file")
+FORMAT = ChatFormat(
+    parse_locomo, keyed("conversation"), label="a LoCoMo file", hints=frozenset({"sample_id", "conversation", "qa"})
+)

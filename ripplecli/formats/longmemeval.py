@@ -16,7 +16,7 @@ def parse_longmemeval(data: object, source: str) -> list[Conversation]:
     """Read a LongMemEval file (a list of entries, or one); each entry's haystack becomes one conversation."""
     with located(source):
         return [
-            Conversation(conversation_id, _sessions(entry))
+            Conversation(conversation_id, _sessions(entry), named_by_file=entry.get("question_id") is None)
             for entry, conversation_id in records(data, source, ("question_id",), "question_id")
         ]
 
@@ -56,8 +56,14 @@ def _turns(session: Node, number: int) -> list[Turn]:
             raise role.fail(f'must be "user" or "assistant", got {quote(role.string())}')
         text = node.at("content").string()
         if text:
-            turns.append(Turn(f"D{number}:{position}", speaker, text))
+            turns.append(Turn(turn_id(number, position), speaker, text))
     return turns
+
+
+def turn_id(session_number: int, position: int) -> str:
+    """A haystack turn's id, D<session>:<turn>, both counted from 1 in the file's order (the evaluation finds the
+    `has_answer` turns by it)."""
+    return f"D{session_number}:{position}"
 
 
 def parse_longmemeval_date(node: Node) -> datetime:
@@ -74,4 +80,9 @@ def parse_longmemeval_date(node: Node) -> datetime:
 
 
 # LongMemEval entries: recognised by "haystack_sessions"
-FORMAT = ChatFormat(parse_longmemeval, keyed("haystack_sessions"), label="a LongMemEval file")
+FORMAT = ChatFormat(
+    parse_longmemeval,
+    keyed("haystack_sessions"),
+    label="a LongMemEval file",
+    hints=frozenset({"question_id", "question", "answer", "haystack_sessions", "haystack_dates"}),
+)

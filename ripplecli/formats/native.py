@@ -20,7 +20,9 @@ A file holds one conversation object or a list of them::
       ]
     }
 
-Timestamps with a time zone are converted to UTC and stored without one; date-only values mean midnight.
+Timestamps with a time zone are stored in UTC with their offset, and their day is the day where they were said
+(`2026-03-10T20:00:00-07:00` is the evening of 10 March); timestamps without one are taken as the wall-clock time
+where they were said; date-only values mean midnight.
 Speakers and texts must be non-empty strings (a turn whose text is empty is allowed only when it carries an
 image caption), and turn ids must be unique within a conversation. Unknown keys are ignored. A turn whose role
 is "owner" is stored under the store owner's name (`ripple config set me NAME`).
@@ -28,7 +30,7 @@ is "owner" is stored under the store owner's name (`ripple config set me NAME`).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote, records, with_caption
 from ripplecli.model import Conversation, Session, Turn
@@ -54,7 +56,8 @@ def _conversation(document: Node, conversation_id: str) -> Conversation:
         session_ids.claim(session.session_id, node.keys)
         sessions.append(session)
     title = document.get("title")
-    return Conversation(conversation_id, sessions, title.text() if title else None)
+    named_by_file = document.get("conversation_id") is None
+    return Conversation(conversation_id, sessions, title.text() if title else None, named_by_file=named_by_file)
 
 
 def _session(node: Node, number: int, turn_ids: Unique) -> Session:
@@ -65,7 +68,8 @@ def _session(node: Node, number: int, turn_ids: Unique) -> Session:
         _turn(turn, f"D{number}:{position}", turn_ids)
         for position, turn in enumerate(node.at("turns").items(), start=1)
     ]
-    return Session(given_id.text() if given_id else str(number), parse_iso(stamp) if stamp else None, turns)
+    when, offset = parse_iso(stamp) if stamp else (None, None)
+    return Session(given_id.text() if given_id else str(number), when, turns, offset)
 
 
 def _turn(node: Node, fallback_id: str, turn_ids: Unique) -> Turn:
@@ -78,13 +82,8 @@ def _turn(node: Node, fallback_id: str, turn_ids: Unique) -> Turn:
     text_node = node.at("text")
     text = with_caption(text_node.string() if caption else text_node.text(), caption)
     said = node.get("said_at")
-    return Turn(
-        turn_id,
-        node.at("speaker").text(),
-        text,
-        said_at=parse_iso(said) if said else None,
-        role=_role(node.get("role")),
-    )
+    said_at, offset = parse_iso(said) if said else (None, None)
+    return Turn(turn_id, node.at("speaker").text(), text, said_at, _role(node.get("role")), offset)
 
 
 def _role(node: Node | None) -> str:
@@ -97,12 +96,13 @@ def _role(node: Node | None) -> str:
     return role
 
 
-def parse_iso(node: Node) -> datetime:
-    """An ISO 8601 timestamp as naive time; aware values are converted to UTC first."""
+def parse_iso(node: Node) -> tuple[datetime, timedelta | None]:
+    """An ISO 8601 timestamp as naive time and its UTC offset: an aware value in UTC with its offset, a naive one as
+    written with None."""
     raw = node.string()
     try:
         stamp = datetime.fromisoformat(raw)
-        return stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp
+        return (stamp.astimezone(UTC).replace(tzinfo=None), stamp.utcoffset()) if stamp.tzinfo else (stamp, None)
     except ValueError:
         raise node.fail(f"is not an ISO 8601 date-time: {quote(raw)}") from None
     except OverflowError:
@@ -110,4 +110,9 @@ def parse_iso(node: Node) -> datetime:
 
 
 # ripple's own JSON: recognised by "sessions"
-FORMAT = ChatFormat(parse_native, keyed("sessions"), label="ripple's native JSON")
+FORMAT = ChatFormat(
+    parse_native,
+    keyed("sessions"),
+    label="ripple's native JSON",
+    hints=frozenset({"sessions", "sessions[].turns"}),
+)

@@ -8,11 +8,11 @@ its front matter (``date:`` or ``created:`` between ``---`` lines, which may als
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import PurePosixPath
 
 from ripplecli.errors import InputError
-from ripplecli.formats.days import StableIds, from_iso
+from ripplecli.formats.days import StableIds, zoned_iso
 from ripplecli.formats.fields import FALLBACK, MAX_TEXT_CHARS, ChatFormat, clean_text, quote
 from ripplecli.formats.text import TEXT_SUFFIXES, TextDoc, dated_lines, looks_like_html
 from ripplecli.model import Conversation, Session, Turn
@@ -27,7 +27,7 @@ def parse_notes(doc: TextDoc, source: str) -> list[Conversation]:
     """Read one note; it becomes one conversation (named after the file) with one session."""
     text = doc.text.replace("\r\n", "\n")
     fields, body = _front_matter(text)
-    date = _date(fields, doc, source)
+    date, offset = _date(fields, doc, source)
     author = fields.get("author", "").strip("\"' ") or "me"
     ids = StableIds("p-")
     turns = []
@@ -39,11 +39,12 @@ def parse_notes(doc: TextDoc, source: str) -> list[Conversation]:
             raise InputError(
                 f"{source}: a paragraph is {len(kept):,} characters long; ripple reads at most {MAX_TEXT_CHARS:,}"
             )
-        turns.append(Turn(ids.make(kept), author, kept, said_at=date, role="owner"))
+        turns.append(Turn(ids.make(kept), author, kept, said_at=date, role="owner", offset=offset))
     if not turns:
         raise InputError(f"{source}: holds no paragraphs of text")
     title = fields.get("title", "").strip("\"' ") or _first_heading(body) or doc.stem
-    return [Conversation(f"note-{doc.name}", [Session("note", date, turns)], title)]
+    session = Session("note", date, turns, offset)
+    return [Conversation(f"note-{doc.name}", [session], title, named_by_file=True, keyed_by_text=True)]
 
 
 def _front_matter(text: str) -> tuple[dict[str, str], str]:
@@ -54,15 +55,15 @@ def _front_matter(text: str) -> tuple[dict[str, str], str]:
     return {key.lower(): value for key, value in _FIELD.findall(match.group(1))}, text[match.end() :]
 
 
-def _date(fields: dict[str, str], doc: TextDoc, source: str) -> datetime | None:
-    """The front matter's date, else the file's modification time."""
+def _date(fields: dict[str, str], doc: TextDoc, source: str) -> tuple[datetime | None, timedelta | None]:
+    """The front matter's date (and its UTC offset, when it gives a zone), else the file's modification time."""
     raw = (fields.get("date") or fields.get("created") or "").strip("\"' ")
     if not raw:
-        return doc.modified
-    parsed = from_iso(raw)
+        return doc.modified, None
+    parsed = zoned_iso(raw)
     if parsed is None:
         raise InputError(f"{source}: front matter date {quote(raw)} is not a date like 2024-03-05 or 2024-03-05T09:30")
-    return parsed[0]
+    return parsed
 
 
 def _first_heading(body: str) -> str:

@@ -2,20 +2,25 @@
 
 `users.json` names the people, `channels.json` (and `groups.json`, `dms.json`, `mpims.json` where the export
 has them) the conversations, and each conversation's folder holds one `YYYY-MM-DD.json` list of messages per
-day. Each message has a `ts` (its id and its time), a `user` and `text`; joins, topic changes and other
-subtyped events are skipped, and `<@U123>` mentions become the person's name. A workspace export has no owner.
+day. Each message has a `ts` (its id and its time), a `user` and `text`; bot messages, joins, topic changes and
+other subtyped events and files without text are skipped and counted, and `<@U123>` mentions become the person's
+name. A workspace export does not say who exported it: `me` names the owner among its people, by the name Slack
+shows, their real name or their handle.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, by_day, from_epoch
-from ripplecli.formats.fields import ChatFormat, Claim, Node, Unique, located, quote
+from ripplecli.formats.fields import ChatFormat, Claim, Node, Tolerant, Unique, located, quote
 from ripplecli.formats.text import ExportFolder
 from ripplecli.model import Conversation, Turn
+from ripplecli.owner import name_key
 
 LISTS = ("channels.json", "groups.json", "dms.json", "mpims.json")
 SPOKEN_SUBTYPES = frozenset({"", "thread_broadcast", "me_message", "file_share"})
@@ -42,6 +47,7 @@ def parse_slack(tree: ExportFolder, source: str) -> list[Conversation]:
     names = _people(_member(tree, root + "users.json", source), f"{source}: {root}users.json")
     conversations = []
     ids = Unique("channel id")
+    tolerant = Tolerant()
     for listing in LISTS:
         if root + listing not in tree.members:
             continue
@@ -53,14 +59,19 @@ def parse_slack(tree: ExportFolder, source: str) -> list[Conversation]:
                 channel_id, folder, title = _channel(channel, names)
                 ids.claim(channel_id, channel.keys)
             days = sorted(p for p in tree.members if p.startswith(f"{root}{folder}/") and p.endswith(".json"))
-            dated = []
+            dated: list[Dated] = []
+            skipped: Counter[str] = Counter()
             for day in days:
                 with located(f"{source}: {day}"):
-                    dated += _day(Node(tree.members[day]), names)
+                    dated += _day(Node(tree.members[day]), names, skipped, tolerant, f"{source}: {day}")
             seen: set[str] = set()
-            dated = [d for d in dated if not (d.turn.turn_id in seen or seen.add(d.turn.turn_id))]
-            conversations.append(Conversation(f"slack-{channel_id}", by_day(dated), title))
-    return conversations
+            kept = [d for d in dated if not (d.turn.turn_id in seen or seen.add(d.turn.turn_id))]
+            if len(kept) < len(dated):
+                skipped["repeated message"] += len(dated) - len(kept)  # the same ts in two day files
+            conversations.append(Conversation(f"slack-{channel_id}", by_day(kept), title, dict(skipped)))
+    tolerant.check()
+    aliases = _aliases(tree.members[root + "users.json"], names)
+    return [replace(c, owner_by_name=True, aliases=aliases) for c in conversations]
 
 
 def _member(tree: ExportFolder, path: str, source: str) -> object:
@@ -84,6 +95,22 @@ def _people(data: object, where: str) -> dict[str, str]:
     return names
 
 
+def _aliases(data: object, names: dict[str, str]) -> dict[str, str]:
+    """Every name of a workspace's people (the name Slack shows, their real name, their handle), folded as `me` is
+    compared, -> the name their turns carry: `me` names its owner by any of them."""
+    aliases: dict[str, str] = {}
+    for user in data if isinstance(data, list) else []:
+        shown = names.get(user.get("id")) if isinstance(user, dict) and isinstance(user.get("id"), str) else None
+        if shown is None:
+            continue
+        profile = user.get("profile") if isinstance(user.get("profile"), dict) else {}
+        known = (profile.get("display_name"), profile.get("real_name"), user.get("real_name"), user.get("name"))
+        for name in (shown, *known):
+            if isinstance(name, str) and name.strip():
+                aliases.setdefault(name_key(name), shown)
+    return aliases
+
+
 def _channel(channel: Node, names: dict[str, str]) -> tuple[str, str, str | None]:
     """(id, folder, title): channels' folders are named after them, direct messages' after their id (and
     titled by their members)."""
@@ -96,33 +123,45 @@ def _channel(channel: Node, names: dict[str, str]) -> tuple[str, str, str | None
     return channel_id, channel_id, f"messages: {', '.join(people)}" if people else None
 
 
-def _day(messages: Node, names: dict[str, str]) -> list[Dated]:
-    """One day file's messages that people wrote, with text."""
+def _day(messages: Node, names: dict[str, str], skipped: Counter[str], tolerant: Tolerant, where: str) -> list[Dated]:
+    """One day file's messages that people wrote, with text; the others counted in `skipped` by reason."""
     dated = []
     for message in messages.items():
-        fields = message.fields()
-        subtype = fields.get("subtype") or ""
-        text = message.get("text")
-        if subtype not in SPOKEN_SUBTYPES or text is None or fields.get("type", "message") != "message":
-            continue
-        body = _readable(text.string(), names)
-        if not body:
-            continue
-        ts = message.at("ts")
-        try:
-            said_at = from_epoch(float(ts.text()))
-        except ValueError:
-            said_at = None
-        if said_at is None:
-            raise ts.fail(f'is not a Slack timestamp like "1700000000.000100": {quote(ts.string())}')
-        user = fields.get("user")
-        profile = fields.get("user_profile") if isinstance(fields.get("user_profile"), dict) else {}
-        speaker = names.get(user) if isinstance(user, str) else None
-        speaker = (
-            speaker or profile.get("real_name") or fields.get("username") or (user if isinstance(user, str) else "")
-        )
-        dated.append(Dated(Turn(ts.text(), str(speaker or "unknown"), body, said_at, ""), said_at))
+        with tolerant.message(message, skipped, where):
+            reason = _left_out(message.fields())
+            body = _readable(message.at("text").string(), names) if not reason else ""
+            if reason or not body:
+                skipped[reason or "no text"] += 1
+                continue
+            dated.append(_dated(message, body, names))
     return dated
+
+
+def _left_out(fields: dict) -> str:
+    """Why a message is not one a person wrote ("bot message", "event": a join or a topic change), else ""."""
+    subtype = fields.get("subtype") or ""
+    if subtype == "bot_message" or (not subtype and "bot_id" in fields and "user" not in fields):
+        return "bot message"
+    if subtype not in SPOKEN_SUBTYPES or fields.get("type", "message") != "message":
+        return "event"
+    return "" if fields.get("text") is not None else "no text"
+
+
+def _dated(message: Node, body: str, names: dict[str, str]) -> Dated:
+    """A message people wrote: its `ts` is its id and its time; its speaker the name Slack shows."""
+    fields = message.fields()
+    ts = message.at("ts")
+    try:
+        said_at = from_epoch(float(ts.text()))
+    except ValueError:
+        said_at = None
+    if said_at is None:
+        raise ts.fail(f'is not a Slack timestamp like "1700000000.000100": {quote(ts.string())}')
+    user = fields.get("user")
+    profile = fields.get("user_profile") if isinstance(fields.get("user_profile"), dict) else {}
+    speaker = names.get(user) if isinstance(user, str) else None
+    speaker = speaker or profile.get("real_name") or fields.get("username") or (user if isinstance(user, str) else "")
+    return Dated(Turn(ts.text(), str(speaker or "unknown"), body, said_at, ""), said_at)
 
 
 def _readable(text: str, names: dict[str, str]) -> str:

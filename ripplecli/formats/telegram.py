@@ -3,13 +3,17 @@
 A chat's own export is one object with `name`, `type`, `id` and `messages`; the full account export holds
 them under `chats.list` (and `left_chats.list`) with `personal_information` naming the account owner. `text`
 is a string or a list of strings and entities (`{"type": "link", "text": …}`); service messages (joins,
-pins, calls) are skipped, and so are messages with no text (a sticker or photo without caption).
+pins, calls) are skipped, and so are messages with no text (a sticker or photo without caption). A message
+with only `date_unixtime` (no `date`) is dated by it, in UTC; one that cannot be read is skipped and counted.
 """
 
 from __future__ import annotations
 
-from ripplecli.formats.days import Dated, by_day, from_epoch, from_iso
-from ripplecli.formats.fields import LIKELY, SURE, ChatFormat, Node, Unique, first_object, located, quote
+from collections import Counter
+from datetime import datetime, timedelta
+
+from ripplecli.formats.days import Dated, by_day, exporter_offset, from_epoch, from_iso
+from ripplecli.formats.fields import LIKELY, SURE, ChatFormat, Node, Tolerant, Unique, first_object, located, quote
 from ripplecli.model import Conversation, Turn
 
 
@@ -20,11 +24,13 @@ def parse_telegram(data: object, source: str) -> list[Conversation]:
         owner_id = _owner_id(root)
         chats = [root] if root.get("messages") is not None else _listed_chats(root)
         ids = Unique("chat id")
+        tolerant = Tolerant()
         conversations = []
         for chat in chats:
             chat_id = _chat_id(chat)
             ids.claim(chat_id, chat.keys)
-            conversations.append(_conversation(chat, chat_id, owner_id))
+            conversations.append(_conversation(chat, chat_id, owner_id, tolerant))
+        tolerant.check()
         return conversations
 
 
@@ -48,32 +54,42 @@ def _chat_id(chat: Node) -> str:
     return f"telegram-{node.scalar()}"
 
 
-def _conversation(chat: Node, chat_id: str, owner_id: str | None) -> Conversation:
-    """One chat's messages with text, a session per local day; in a personal chat the peer is the chat's id."""
+def _conversation(chat: Node, chat_id: str, owner_id: str | None, tolerant: Tolerant) -> Conversation:
+    """One chat's messages with text, a session per local day. The owner is the account's own id when the export
+    names it (a whole account's export), else, in a chat's own export of a personal chat, whoever is not the peer
+    (the chat's id); a group's own export does not say who exported it. A message that cannot be read is left out
+    and counted (the file is refused when most cannot)."""
     one_to_one = _string(chat.get("type")) in ("personal_chat", "bot_chat")
-    peer = f"user{chat.at('id').scalar()}" if one_to_one else None
+    peer = f"user{chat.at('id').scalar()}" if one_to_one and owner_id is None else None
     message_ids = Unique("message id")
-    dated, skipped = [], 0
+    dated: list[Dated] = []
+    skipped: Counter[str] = Counter()
     for message in chat.at("messages").items():
-        if _string(message.get("type")) not in ("", "message"):
-            skipped += 1  # service messages: joins, pins, calls, title changes
-            continue
-        text = _text(message.at("text")) if message.get("text") is not None else ""
-        if not text:
-            skipped += 1  # a photo, sticker or file without a caption
-            continue
-        turn_id = message_ids.claim(message.at("id").scalar(), message.keys)
-        said_at, local = _times(message)
-        speaker = _speaker(message)
-        from_id = _string(message.get("from_id"))
-        role = "owner" if from_id and (from_id == owner_id or (peer is not None and from_id != peer)) else ""
-        dated.append(Dated(Turn(turn_id, speaker, text, said_at, role), local))
+        with tolerant.message(message, skipped):
+            if _string(message.get("type")) not in ("", "message"):
+                skipped["service message"] += 1  # joins, pins, calls, title changes
+                continue
+            text = _text(message.at("text")) if message.get("text") is not None else ""
+            if not text:
+                skipped["media without text"] += 1  # a photo, sticker or file without a caption
+                continue
+            turn_id = message_ids.claim(message.at("id").scalar(), message.keys)
+            said_at, local = _times(message)
+            speaker = _speaker(message)
+            from_id = _string(message.get("from_id"))
+            role = "owner" if from_id and (from_id == owner_id or (peer is not None and from_id != peer)) else ""
+            turn = Turn(turn_id, speaker, text, said_at, role, _offset(message, said_at, local))
+            dated.append(Dated(turn, local))
     name = _string(chat.get("name")) or None
-    return Conversation(chat_id, by_day(dated), name, skipped)
+    return Conversation(chat_id, by_day(dated), name, dict(skipped), owner_by_name=owner_id is None and peer is None)
 
 
 def _times(message: Node):
-    """(UTC, local): `date_unixtime` is the instant, `date` the exporter's wall clock."""
+    """(UTC, local): `date_unixtime` is the instant, `date` the exporter's wall clock (a message with only the
+    instant is dated by it, its day taken in UTC)."""
+    if message.get("date") is None and message.get("date_unixtime") is not None:
+        instant = _instant(message.at("date_unixtime"))
+        return instant, instant
     local_node = message.at("date")
     parsed = from_iso(local_node.text())
     if parsed is None:
@@ -82,11 +98,16 @@ def _times(message: Node):
     unix = message.get("date_unixtime")
     if unix is None:
         return local, local
+    return _instant(unix), local
+
+
+def _instant(unix: Node):
+    """`date_unixtime` ("1709373600") as naive UTC."""
     raw = unix.scalar()
     said_at = from_epoch(float(raw)) if raw.isdigit() else None
     if said_at is None:
         raise unix.fail(f"is not a Unix time: {quote(raw)}")
-    return said_at, local
+    return said_at
 
 
 def _speaker(message: Node) -> str:
@@ -115,6 +136,13 @@ def _string(node: Node | None) -> str:
     return node.string() if node is not None else ""
 
 
+def _offset(message: Node, said_at: datetime, local: datetime) -> timedelta | None:
+    """Where the exporting device was: `date` (its clock) minus `date_unixtime` (the instant); None unless the
+    message has both."""
+    both = message.get("date") is not None and message.get("date_unixtime") is not None
+    return exporter_offset(local, said_at) if both else None
+
+
 # a full export's "chats", or one chat's "messages"
 def detect_telegram(data: object) -> float:
     """An account's export by its "chats"; a chat's own export by "messages" beside an "id", a shape other exports
@@ -125,4 +153,9 @@ def detect_telegram(data: object) -> float:
     return LIKELY if "messages" in found and "id" in found else 0.0
 
 
-FORMAT = ChatFormat(parse_telegram, detect_telegram, label="a Telegram export")
+FORMAT = ChatFormat(
+    parse_telegram,
+    detect_telegram,
+    label="a Telegram export",
+    hints=frozenset({"name", "type", "id", "messages", "messages[].id", "messages[].date", "messages[].text"}),
+)

@@ -9,12 +9,13 @@ deleted messages) and media placeholders are skipped. Times are the phone's wall
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, StableIds, by_day, short_hash
-from ripplecli.formats.fields import MAX_TEXT_CHARS, SURE, ChatFormat, clean_text, quote
+from ripplecli.formats.fields import MAX_TEXT_CHARS, SURE, ChatFormat, Tolerant, clean_text, quote
 from ripplecli.formats.text import DIRECTION_MARKS, TextDoc
 from ripplecli.model import Conversation, Turn
 
@@ -66,14 +67,19 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
         )
     day_first = _day_first(lines)
     ids = StableIds("wa-")
-    dated, skipped = [], 0
+    dated: list[Dated] = []
+    skipped: Counter[str] = Counter()
+    tolerant = Tolerant()
     for line in lines:
-        if line.sender is None or not line.text or _SKIPPED.fullmatch(line.text):
-            skipped += 1  # system lines, media placeholders, deleted messages
-            continue
-        when = _when(line, day_first, source)
-        turn = Turn(ids.make(when.isoformat(), line.sender, line.text), line.sender, line.text, said_at=when)
-        dated.append(Dated(turn, when))
+        with tolerant.message(None, skipped, what="unreadable date"):
+            reason = _left_out(line)
+            if reason:
+                skipped[reason] += 1  # system lines, media placeholders, deleted messages, calls
+                continue
+            when = _when(line, day_first, source)
+            turn = Turn(ids.make(when.isoformat(), line.sender, line.text), line.sender, line.text, said_at=when)
+            dated.append(Dated(turn, when))
+    tolerant.check()
     if not dated:
         raise InputError(f"{source}: holds WhatsApp system lines and media only, no messages with text")
     title = _chat_name(doc)
@@ -81,8 +87,28 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
     prefix = f"whatsapp-{_slug(title)}-"
     conversation_id = prefix + short_hash(f"{first.said_at}|{first.speaker}|{first.text}")
     sessions = by_day(dated)
-    _mark_owner(sessions, title)
-    return [Conversation(conversation_id, sessions, title, skipped, same_chat_prefix=prefix)]
+    owner_known = _mark_owner(sessions, title)
+    chat = Conversation(conversation_id, sessions, title, dict(skipped), named_by_file=True)
+    return [chat if owner_known else replace(chat, owner_by_name=True)]
+
+
+def _left_out(line: _Line) -> str:
+    """Why a line is no message to keep ("system line", "media", "deleted", "call"), else ""."""
+    if line.sender is None:
+        return "system line"  # joins, subject changes, the encryption notice
+    if not line.text:
+        return "no text"
+    match = _SKIPPED.fullmatch(line.text)
+    if match is None:
+        return ""
+    said = line.text.lower()
+    if "deleted" in said or "waiting for this message" in said:
+        return "deleted"
+    if " call" in said:
+        return "call"
+    if "encrypted" in said or "security code" in said:
+        return "system line"
+    return "media"
 
 
 def _plain(line: str) -> str:
@@ -155,15 +181,19 @@ def _chat_name(doc: TextDoc) -> str:
     return (match.group(1) if match else stem).strip() or "chat"
 
 
-def _mark_owner(sessions, title: str) -> None:
-    """In a chat of two people named after one of them, the other is the account owner."""
+def _mark_owner(sessions, title: str) -> bool:
+    """In a chat of two people named after one of them, the other is the account owner; whether the chat is one
+    (a group chat does not say which of its people exported it)."""
     speakers = {turn.speaker for session in sessions for turn in session.turns}
+    if speakers == {title}:
+        return True  # only the person the chat is named after wrote: the owner wrote nothing in it
     if len(speakers) != 2 or title not in speakers:
-        return
+        return False
     for session in sessions:
         session.turns[:] = [
             Turn(t.turn_id, t.speaker, t.text, t.said_at, "" if t.speaker == title else "owner") for t in session.turns
         ]
+    return True
 
 
 def _slug(text: str) -> str:

@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ripplecli.cues import canonical_name
@@ -98,6 +98,9 @@ class RecallIndex:
     frequencies: Mapping[str, int] | None = None  # on-demand index: concept cue -> holder count, without the ids
     reads: KeyedReads | None = None  # on-demand index: where the maps read from
     placed: Mapping[int, tuple[str, datetime | None]] = field(default_factory=dict)  # memory -> conversation, said at
+    # memory -> when it was said on the clock where it was said, for those said with a known zone (a loaded index;
+    # for the others that is their said-at time)
+    said_local: dict[int, datetime] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # conversation -> its export's title
     _said: tuple[list[datetime], list[int]] | None = field(default=None, repr=False)  # said_within's sorted copy
 
@@ -127,6 +130,7 @@ class RecallIndex:
             index.neighbours[src].add(dst)
             index.neighbours[dst].add(src)
         index.grounded_times = queries.grounded_times(store)
+        index.said_local = dict(queries.zoned_said_times(store))
         index.speaker_of = {mid: canonical_name(name) for mid, name in queries.first_speakers(store)}
         _read_people(index, store)
         return index
@@ -207,6 +211,13 @@ class RecallIndex:
             return self.frequencies.get(cue, 0)
         return len(self.holders.get(cue, ()))
 
+    def said_offsets(self, ids: Iterable[int]) -> dict[int, timedelta]:
+        """memory id -> the UTC offset where it was said, for those of `ids` said with a known zone."""
+        if self.reads is not None:
+            return {mid: timedelta(seconds=s) for mid, s in self.reads.said_offsets_of(list(ids)).items()}
+        local, placed = self.said_local, self.placed
+        return {mid: local[mid] - placed[mid][1] for mid in ids if mid in local and placed[mid][1] is not None}
+
     def grounded_of(self, ids: Iterable[int]) -> dict[int, tuple[datetime, datetime]]:
         """memory id -> the time its text refers to, for those of `ids` whose text names one."""
         if self.reads is not None:
@@ -221,11 +232,14 @@ class RecallIndex:
         return [mid for mid, t0, t1 in self.grounded_times if t0 <= end and t1 >= start]
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
-        """Memories said within [start, end] (a loaded index bisects its memories sorted by when they were said)."""
+        """Memories said within [start, end] on the clock where they were said: days as the speakers lived them (a
+        loaded index bisects its memories sorted by when they were said)."""
         if self.reads is not None:
             return self.reads.said_within(start, end)
         if self._said is None:
-            order = sorted((said, mid) for mid, (_, said) in self.placed.items() if said is not None)
+            local = self.said_local
+            placed = ((local.get(mid, said), mid) for mid, (_, said) in self.placed.items())
+            order = sorted((said, mid) for said, mid in placed if said is not None)
             self._said = ([said for said, _ in order], [mid for _, mid in order])
         times, ids = self._said
         return sorted(ids[bisect_left(times, start) : bisect_right(times, end)])

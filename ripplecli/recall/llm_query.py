@@ -169,6 +169,7 @@ def merge(
         wants=rules.wants,
         many=rules.many,
         said_on=rules.said_on,  # the day the question names in full, read by the rules
+        relative=rules.relative,
     )
     return cues, problems
 

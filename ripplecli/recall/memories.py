@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
+from ripplecli.model import offset_of, shown_time
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.planner import Candidate
 from ripplecli.store.reads import KeyedReads
@@ -43,8 +44,9 @@ def sources(reads: KeyedReads, ids: list[int]) -> dict[int, list[SourceRef]]:
     if not ids:
         return found
     rows = reads.sources_of(ids)
-    for mid, turn_id, session_id, speaker, text, stamp, said, position in rows:
-        found[mid].append(SourceRef(turn_id, session_id, speaker, text, _iso(stamp), _iso(said), position))
+    for mid, turn_id, session_id, speaker, text, stamp, said, position, offset in rows:
+        shown = shown_time(said, offset_of(offset))
+        found[mid].append(SourceRef(turn_id, session_id, speaker, text, _iso(stamp), shown, position))
     return found
 
 
@@ -91,14 +93,16 @@ class When:
 
 
 def whens(index: RecallIndex, ids: list[int]) -> dict[int, When]:
-    """Conversation, title, said-at and refers-to times of each memory (refers-to only when its text says when)."""
-    refers = index.grounded_of(ids)
+    """Conversation, title, said-at (on the clock where it was said, with its offset when known) and refers-to times
+    of each memory (refers-to only when its text says when)."""
+    refers, offsets = index.grounded_of(ids), index.said_offsets(ids)
     found = {}
     for mid in ids:
         conversation, said = index.placed.get(mid, ("", None))
         start, end = refers.get(mid, (None, None))
         about = {"start": _iso(start), "end": _iso(end)} if start else None
-        found[mid] = When(conversation, index.titles.get(conversation), _iso(said), about)  # type: ignore[arg-type]
+        shown = shown_time(said, offsets.get(mid))
+        found[mid] = When(conversation, index.titles.get(conversation), shown, about)  # type: ignore[arg-type]
     return found
 
 

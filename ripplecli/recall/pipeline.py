@@ -8,6 +8,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ripplecli.cues import without_relative_times
 from ripplecli.errors import InputError
 from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
@@ -16,6 +17,8 @@ from ripplecli.recall.assembly import (
     DAY_SHARE,
     FOCUS_DEMOTION,
     PLANNED_KIND,
+    RELATIVE_DEMOTION,
+    RELATIVE_FEW,
     SEED_DEPTH,
     SEED_FUSION_K,
     SEED_POOL,
@@ -141,8 +144,9 @@ class Recaller:
         if index.count == 0:
             trace.note = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
-        content = without_speakers(cues.text, index.speakers)  # lexical view's text; the dense view's on short turns
-        views, vector = self._views(mode, index, cues, params.k, content)
+        asked = without_relative_times(cues.text)  # "yesterday" is the time range, not a word to match
+        content = without_speakers(asked, index.speakers)  # lexical view's text; the dense view's on short turns
+        views, vector = self._views(mode, index, cues, params.k, asked, content)
         index.prefetch(mid for view in views for mid, _ in view.ranked)
         sessions = Sessions(index)
         if mode.sessions:
@@ -177,6 +181,8 @@ class Recaller:
             ranked, trace.day = _focus_on_day(ctx, ranked)
         if mode.share and trace.focus is not None:
             ranked, trace.focus.shared = _speaker_share_of(ctx, views, ranked, trace.focus.speaker)
+        if mode.focus and trace.day is None:  # last: a question about "yesterday" asks about nothing else
+            ranked, trace.day = _relative_time(ctx, ranked)
         if mode.host != "none":
             ranked, trace.support = _host_links(ctx, mode, ranked, growth)
         evidence = self._evidence(ranked[: params.k], growth.support, views)
@@ -198,11 +204,12 @@ class Recaller:
         return blended / max(float(np.linalg.norm(blended)), 1e-12)
 
     def _views(
-        self, mode: Mode, index: RecallIndex, cues: QueryCues, k: int, content: str
+        self, mode: Mode, index: RecallIndex, cues: QueryCues, k: int, asked: str, content: str
     ) -> tuple[list[ViewHits], np.ndarray | None]:
         """The seeding views of this mode, each retrieved deep enough to fill K by fusion, and the question's vector
-        (None for a mode that needs none); `content` is the question without the chat speakers' names (the lexical
-        view's text). The views without a vector come first: the encoder may still be loading on its own thread."""
+        (None for a mode that needs none); `asked` is the question's text without its relative time words (the
+        dense view's), `content` that without the chat speakers' names too (the lexical view's). The views without
+        a vector come first: the encoder may still be loading on its own thread."""
         depth = max(k, 50) + 30
         makers = {
             "lexical": lambda: lexical_view(self.store, content, depth),
@@ -212,7 +219,7 @@ class Recaller:
         vector = None
         if "dense" in mode.views or mode.growth != "none":
             self.store.vector_index()  # read from disk while the encoder may still be loading
-            vector = self._vector(index, cues.text, content)
+            vector = self._vector(index, asked, content)
         if "dense" in mode.views:
             made["dense"] = dense_view(self.store, vector, depth)
         return [made[name] for name in mode.views], vector
@@ -274,12 +281,29 @@ def _focus_on_speaker(ctx: RecallContext, ranked: list[int]) -> tuple[list[int],
 
 
 def _focus_on_day(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
-    """A question naming a day in full wants what was said that day."""
+    """A question naming a day in full wants what was said that day (on the speakers' clocks)."""
     span = ctx.cues.said_on
     said = set(ctx.index.said_within(*span)) if span else set()
-    if not said or len(said) > DAY_SHARE * ctx.index.count:
+    return _said_then(ctx, ranked, span, said, DAY_DEMOTION)
+
+
+def _relative_time(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
+    """A question about "yesterday" or "last week" (read against its date) wants what was said then, or tells of
+    then, on the speakers' clocks: not a memory that says "yesterday" about another day. A few such memories all
+    come first (RELATIVE_FEW)."""
+    span, index = ctx.cues.time_range if ctx.cues.relative else None, ctx.index
+    then = {*index.said_within(*span), *index.grounded_within(*span)} if span else set()
+    demotion = RELATIVE_DEMOTION if len(then) <= RELATIVE_FEW else DAY_DEMOTION
+    return _said_then(ctx, ranked, span, then, demotion)
+
+
+def _said_then(
+    ctx: RecallContext, ranked: list[int], span: tuple[datetime, datetime] | None, said: set[int], demotion: float
+) -> tuple[list[int], DayFocus | None]:
+    """What was said (or told of) at the question's time first, unless nothing was or too much to tell apart."""
+    if span is None or not said or len(said) > DAY_SHARE * ctx.index.count:
         return ranked, None
-    return said_first(ranked, said), DayFocus([t.isoformat() for t in span], DAY_DEMOTION, len(said))
+    return said_first(ranked, said, demotion), DayFocus([t.isoformat() for t in span], demotion, len(said))
 
 
 def _speaker_share_of(

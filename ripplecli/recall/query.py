@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from ripplecli.cues import STOPWORDS, canonical_name, content_tokens, match_cues, tokenize
+from ripplecli.cues import (
+    STOPWORDS,
+    canonical_name,
+    content_tokens,
+    match_cues,
+    says_relative_time,
+    tokenize,
+    without_relative_times,
+)
 from ripplecli.owner import first_person_at
 from ripplecli.recall.index import RecallIndex
 
@@ -78,6 +86,7 @@ class QueryCues:
     focus: str | None = None  # the speaker whose own words answer it, when the question says so ("what did I…")
     many: bool = False  # it asks for several items of one kind (LIST_QUESTION)
     said_on: tuple[datetime, datetime] | None = None  # the day(s) it names in full: what was said then (said_on)
+    relative: bool = False  # its time range is read from a word relative to its date ("yesterday", "last week")
 
 
 class QueryAnalyzer(Protocol):
@@ -181,6 +190,11 @@ def _time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | N
     return None
 
 
+def reads_relative(question: str) -> bool:
+    """Whether the question's time range is read from a word relative to its date ("What did Alex do yesterday?")."""
+    return _MONTH_YEAR.search(question) is None and says_relative_time(question)
+
+
 def said_on(question: str) -> tuple[datetime, datetime] | None:
     """ "What did Nate do for Joanna on 25 May, 2022?": the whole day (from the first to the last day named) whose
     memories were said then; None when the question names no day in full or a day off the calendar."""
@@ -226,7 +240,8 @@ class RulesQueryAnalyzer:
     name = "rules"
 
     def analyze(self, question: str, index: RecallIndex, as_of: datetime) -> QueryCues:
-        tokens = content_tokens(question)
+        worded = without_relative_times(question)  # "yesterday" is the time range below, not a word to match
+        tokens = content_tokens(worded)
         words = [t for t in tokenize(question) if t not in STOPWORDS]
         raw_grams = {canonical_name(g) for g in ngrams(words) + ngrams([unpossessive(t) for t in words])}
         persons = sorted(raw_grams & (set(index.person_holders) | index.speakers))
@@ -235,11 +250,12 @@ class RulesQueryAnalyzer:
             keywords=tokens[:6],
             persons=persons,
             locations=sorted(raw_grams & set(index.location_holders)),
-            concepts=match_cues(question, index.forms),
+            concepts=match_cues(worded, index.forms),
             time_range=time_range(question, as_of),
             wants=answer_kind(question),
             many=wants_many(question),
             said_on=said_on(question),
+            relative=reads_relative(question),
         )
 
 

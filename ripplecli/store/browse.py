@@ -9,9 +9,11 @@ from typing import Any
 
 from ripplecli.cues import canonical_name
 from ripplecli.errors import InputError
+from ripplecli.inputs import naive_utc
+from ripplecli.model import offset_of, shown_time
 from ripplecli.protocols import Encoder
 from ripplecli.store.db import Store
-from ripplecli.store.schema import CUE_TABLES
+from ripplecli.store.schema import CUE_TABLES, SAID_WALL_CLOCK
 
 MEMORY_COLUMNS = (
     "memory_id",
@@ -68,15 +70,25 @@ class MemoryFilter:
                 canonical_name(self.person) if self.person else None,
                 "memory_id IN (SELECT memory_id FROM memory_persons WHERE person = ?)",
             ),
-            (self.since, "said_at >= ?"),
-            (self.until, "said_at <= ?"),
-            (self.before, "said_at < ?"),
+            *_said(self.since, ">="),
+            *_said(self.until, "<="),
+            *_said(self.before, "<"),
         ]
         for value, clause in conditions:
             if value is not None:
                 clauses.append(clause)
                 params.append(value)
         return (" AND ".join(clauses) or "TRUE"), params
+
+
+def _said(bound: datetime | None, compare: str) -> list[tuple[Any, str]]:
+    """A condition on when memories were said: a date or time without a zone is read on the clock where each was
+    said (the day as its speakers lived it); one with a zone is an instant, compared in UTC."""
+    if bound is None:
+        return []
+    if bound.tzinfo is not None:
+        return [(naive_utc(bound), f"said_at {compare} ?")]
+    return [(bound, f"{SAID_WALL_CLOCK} {compare} ?")]
 
 
 def selected_ids(store: Store, selection: MemoryFilter) -> list[int]:
@@ -91,7 +103,7 @@ def list_memories(store: Store, selection: MemoryFilter, limit: int | None = Non
     where, params = selection.where()
     columns = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
     sql = (
-        f"SELECT {columns}, c.title FROM memories m LEFT JOIN conversations c USING (conversation_id) "
+        f"SELECT {columns}, c.title, m.said_offset FROM memories m LEFT JOIN conversations c USING (conversation_id) "
         f"WHERE m.memory_id IN (SELECT memory_id FROM memories WHERE {where}) ORDER BY m.memory_id"
     )
     if limit is not None:
@@ -141,11 +153,12 @@ def memory_sources(store: Store, memory_id: int) -> list[dict[str, Any]]:
     """The raw turns a memory was made from."""
     rows = store.con.execute(
         "SELECT s.source_id, s.conversation_id, s.session_id, s.turn_id, s.speaker, s.role, s.text, s.session_ts, "
-        "s.said_at FROM provenance p JOIN sources s USING (source_id) WHERE p.memory_id = ? ORDER BY s.source_id",
+        "s.said_at, s.said_offset FROM provenance p JOIN sources s USING (source_id) WHERE p.memory_id = ? "
+        "ORDER BY s.source_id",
         [memory_id],
     ).fetchall()
     keys = ("source_id", "conversation_id", "session_id", "turn_id", "speaker", "role", "text", "timestamp", "said_at")
-    return [_plain(dict(zip(keys, row, strict=True))) for row in rows]
+    return [_plain(_said_shown(dict(zip([*keys, "said_offset"], row, strict=True)))) for row in rows]
 
 
 def memory_edges(store: Store, memory_id: int) -> dict[str, list[dict[str, Any]]]:
@@ -164,12 +177,19 @@ def memory_edges(store: Store, memory_id: int) -> dict[str, list[dict[str, Any]]
 
 def _memory_dict(row: tuple) -> dict[str, Any]:
     """A memories row (and its conversation's title) as a JSON-ready dict: `said_at` apart from `refers_to`."""
-    record = dict(zip([*MEMORY_COLUMNS, "title"], row, strict=True))
+    record = _said_shown(dict(zip([*MEMORY_COLUMNS, "title", "said_offset"], row, strict=True)))
     start, end = record.pop("time_start"), record.pop("time_end")
     grounded = record.pop("time_grounded")
     refers = grounded and start is not None
     record["refers_to"] = _plain({"start": start, "end": end}) if refers else None
     return _plain(record)
+
+
+def _said_shown(record: dict[str, Any]) -> dict[str, Any]:
+    """`said_at` as ripple shows it, on the clock where it was said with its offset when known (the row's
+    `said_offset` is folded into it)."""
+    record["said_at"] = shown_time(record["said_at"], offset_of(record.pop("said_offset")))
+    return record
 
 
 def _plain(record: dict[str, Any]) -> dict[str, Any]:

@@ -11,12 +11,12 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ripplecli.errors import StoreBusyError, StoreError
-from ripplecli.files import read_json_object
+from ripplecli.errors import StoreBusyError, StoreError, known_failure
 from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
 from ripplecli.store.layout import DB_FILE, LEXICAL_DIR, RECALL_DIR, VECTOR_FILE, is_leftover, is_own
 from ripplecli.store.placement import check_new_store, check_writable, folder_error, no_store_here
+from ripplecli.store.seals import DamagedFile, warn_damaged
 from ripplecli.store.writes import StoreWrites
 from ripplecli.wording import counted
 
@@ -94,13 +94,24 @@ def _connect(db_path: Path, read_only: bool) -> DuckDBPyConnection:
 
     try:
         return duckdb.connect(str(db_path), read_only=read_only)
-    except duckdb.IOException as exc:
+    except duckdb.Error as exc:
         message = str(exc)
+        known = known_failure(exc)  # a damaged file, a full disk (replaying the WAL writes)
+        if known is not None:
+            raise known from None
+        if not isinstance(exc, duckdb.IOException):
+            raise
         if "lock" not in message.lower():
             raise StoreError(f"store {db_path.parent}: cannot open: {message.splitlines()[0]}") from None
         match = _LOCK_PID.search(message)
         holder = f"process {match.group(1)}" if match else "another process"
         raise StoreBusyError(f"store {db_path.parent} is in use by {holder}") from None
+
+
+def open_database(db_path: Path) -> DuckDBPyConnection:
+    """A bare read-only connection to a store's database file, without its schema check or snapshot: what a salvage
+    of a damaged file reads through (raises DamagedStoreError when DuckDB cannot open it at all)."""
+    return _connect(db_path, True)
 
 
 def _create_database(db_path: Path) -> None:
@@ -159,7 +170,11 @@ class Store(StoreWrites):
         if read_only:
             from ripplecli.store.snapshot import Snapshot
 
-            found = Snapshot.open(path / RECALL_DIR, db_path, schema.LATEST_VERSION)
+            try:
+                found = Snapshot.open(path / RECALL_DIR, db_path, schema.LATEST_VERSION)
+            except DamagedFile as damage:
+                warn_damaged(damage, writable=False)
+                found = None
             if found is not None:
                 return cls(path, None, True, snapshot=found)
         store = cls(path, _connect(db_path, read_only), read_only)
@@ -208,9 +223,25 @@ class Store(StoreWrites):
     def con(self, con: DuckDBPyConnection) -> None:
         self._con = con
 
-    def close(self) -> None:
+    def close(self, failing: bool = False) -> None:
         """Close the connection (again: nothing to do). A writer first makes sure the derived indexes match what is
-        committed, then, its connection closed, stamps the snapshot the next asks read instead of the database."""
+        committed, then, its connection closed, stamps the snapshot the next asks read instead of the database.
+
+        `failing`: a failure is on its way (a full disk, say), and it is what the command reports: closing does what
+        it can, and what fails meanwhile is left to the next writer, not raised over it."""
+        try:
+            self._close_writing()
+        except Exception as exc:
+            self._close_connection(quietly=True)
+            if not failing:
+                raise
+            log.debug("closing after a failure: %s", exc)
+        except BaseException:
+            self._close_connection(quietly=True)
+            raise
+
+    def _close_writing(self) -> None:
+        """close()'s work: heal, close the connection, stamp the snapshot."""
         from ripplecli.store import snapshot
 
         if self.closed:
@@ -219,32 +250,72 @@ class Store(StoreWrites):
         if not self.read_only:
             self._heal_derived_indexes()
             facts = snapshot.recorded_facts(self)
-        if self._con is not None:
-            self._con.close()
-        self.closed = True
+        self._close_connection()
         if facts is not None:
             protect(self.path)
             snapshot.stamp(self.path / RECALL_DIR, self.path / DB_FILE, facts)
 
-    def _heal_derived_indexes(self) -> None:
-        """Rebuild an index this writer or a killed one committed past but never saved (when fresh: a few small
-        reads). Every writer's close passes here, so the next ask finds the recall arrays current."""
-        from ripplecli.cues import TOKENIZER_VERSION
+    def _close_connection(self, quietly: bool = False) -> None:
+        """Close the DuckDB connection; `quietly` when a failure is already on its way (its closing may fail too)."""
+        self.closed = True
+        if self._con is None:
+            return
+        try:
+            self._con.close()
+        except Exception:
+            if not quietly:
+                raise
 
-        lexical = read_json_object(self.path / LEXICAL_DIR / "ripple.json") or {}
-        built = (lexical.get("version"), lexical.get("tokenizer", 1))
-        if built != (self.version("memories"), TOKENIZER_VERSION) and self.count("memories"):
+    def _heal_derived_indexes(self) -> None:
+        """Rebuild an index this writer or a killed one committed past but never saved, or that is damaged or was
+        saved without checksums by an older ripple (when fresh: a few small reads, and each file's checksums within
+        store/seals.py's budget). Every writer's close passes here, so the next ask finds the recall arrays current."""
+        if not self._lexical_current():
             self.refresh_lexical_index()
         if self.recall_arrays() is None:
             self.save_recall_arrays()
-        vectors = read_json_object(self.path / (VECTOR_FILE + ".meta.json")) or {}
-        count = self.count("vectors")
-        if not self._vectors_saved(vectors, count) and (count or vectors):
+        if not self._vectors_current():
             self._vectors = None
-            self.vector_index()
+            index = self.vector_index(whole=True)  # loaded, or rebuilt from the table and saved
+            if not index.sealed:  # current, but saved by an older ripple: saved again, with its seal
+                index.save(self.version("vectors"))
         from ripplecli.store.vectors import ensure_links
 
-        ensure_links(self.path / VECTOR_FILE)  # a store saved by an older ripple gets the readers' sidecar once
+        damage = ensure_links(self.path / VECTOR_FILE)  # an older ripple's store gets the readers' sidecar once
+        if damage is not None:
+            warn_damaged(damage, writable=True)
+
+    def _lexical_current(self) -> bool:
+        """Whether the saved lexical index is intact, sealed and built from the committed memories (a store with no
+        memories needs none)."""
+        from ripplecli.store.lexical import Bm25Index
+
+        try:
+            index, version = Bm25Index.load(self.path / LEXICAL_DIR)
+        except DamagedFile as damage:
+            warn_damaged(damage, writable=True)
+            return False
+        fresh = index is not None and index.sealed and version == self.version("memories")
+        return fresh or (index is None and not self.count("memories"))
+
+    def _vectors_current(self) -> bool:
+        """Whether the saved vector index is intact, sealed and holds what the vectors table holds (a store with no
+        vectors needs none)."""
+        from ripplecli.store.vectors import saved_meta
+
+        try:
+            saved = saved_meta(self.path / VECTOR_FILE, self.encoder_dim)
+        except DamagedFile as damage:
+            warn_damaged(damage, writable=True)
+            return False
+        count = self.count("vectors")
+        if saved is None:
+            return count == 0
+        return saved["sealed"] and self._vectors_saved(saved, count)
+
+    def _damaged(self, damage: DamagedFile) -> None:
+        """Say that a damaged derived file is read around (a writer rebuilds it; a reader reads the database)."""
+        warn_damaged(damage, writable=not self.read_only)
 
     def compact(self, clear_meta: str | None = None) -> None:
         """Rewrite the database into a fresh file and swap it in: deleted rows linger in DuckDB's free blocks.
@@ -258,14 +329,19 @@ class Store(StoreWrites):
         self.con.execute("CHECKPOINT")
         name = self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
         quoted = str(fresh).replace("'", "''")
-        self.con.execute(f"ATTACH '{quoted}' AS ripple_compact")
         try:
+            self.con.execute(f"ATTACH '{quoted}' AS ripple_compact")
             self.con.execute(f'COPY FROM DATABASE "{name}" TO ripple_compact')
             if clear_meta is not None:
                 self.con.execute("DELETE FROM ripple_compact.meta WHERE key = ?", [clear_meta])
             self.con.execute("CHECKPOINT ripple_compact")
-        finally:
-            self.con.execute("DETACH ripple_compact")
+        except BaseException:
+            with suppress(Exception):
+                self.con.execute("DETACH ripple_compact")
+            for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):  # a full disk gets its space back now
+                leftover.unlink(missing_ok=True)
+            raise
+        self.con.execute("DETACH ripple_compact")
         self.con.close()  # checkpoints: no WAL of the old file survives to be replayed onto the new one
         os.chmod(fresh, 0o600)
         os.replace(fresh, db_path)
@@ -332,11 +408,19 @@ class Store(StoreWrites):
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield
-            self.con.execute("COMMIT")
         except BaseException:
-            self.con.execute("ROLLBACK")
+            self._rollback()
             raise
+        self.con.execute("COMMIT")  # a commit that fails (a full disk) has ended the transaction: nothing to roll back
         protect(self.path)  # the WAL DuckDB just wrote holds turn text too
+
+    def _rollback(self) -> None:
+        """Roll back after a failure; a rollback that fails too (DuckDB already ended the transaction, or a full disk
+        invalidated the database) must not hide the failure that is on its way."""
+        try:
+            self.con.execute("ROLLBACK")
+        except Exception as exc:
+            log.debug("rollback after a failure: %s", exc)
 
     @property
     def encoder_dim(self) -> int:
@@ -369,11 +453,16 @@ class Store(StoreWrites):
             self._vectors = self._mapped_vector_index()
         if self._vectors is None or (whole and not isinstance(self._vectors, HnswIndex)):
             dim = self.encoder_dim
-            index = HnswIndex.open(self.path / VECTOR_FILE, dim)
+            try:
+                index, damaged = HnswIndex.open(self.path / VECTOR_FILE, dim), False
+            except DamagedFile as damage:
+                self._damaged(damage)
+                index, damaged = HnswIndex(self.path / VECTOR_FILE, dim), True
             count = self.count("vectors")
             saved = index.meta or {}
-            if not self._vectors_saved(saved, count) and (count or saved):
-                log.warning("vector index is stale (%s); rebuilding it from %d stored vectors", saved, count)
+            if not self._vectors_saved(saved, count) and (count or saved or damaged):
+                if not damaged:
+                    log.warning("vector index is stale (%s); rebuilding it from %d stored vectors", saved, count)
                 self._fill_from_table(index)
             self._vectors = index
         return self._vectors
@@ -382,7 +471,11 @@ class Store(StoreWrites):
         """The saved index searched in place, when it is current; else None."""
         from ripplecli.store.vectors import MappedIndex
 
-        mapped = MappedIndex.open(self.path / VECTOR_FILE, self.encoder_dim)
+        try:
+            mapped = MappedIndex.open(self.path / VECTOR_FILE, self.encoder_dim)
+        except DamagedFile as damage:  # the index file, or only the mapped search's sidecar: loaded whole instead
+            self._damaged(damage)
+            return None
         if mapped is None or not self._vectors_saved(mapped.meta, self.count("vectors")):
             return None
         return mapped
@@ -419,8 +512,13 @@ class Store(StoreWrites):
         if self._lexical is None:
             from ripplecli.store.lexical import Bm25Index
 
-            index, version = Bm25Index.load(self.path / LEXICAL_DIR)
-            if index is None or version != self.version("memories"):
+            try:
+                index, version = Bm25Index.load(self.path / LEXICAL_DIR)
+            except DamagedFile as damage:
+                self._damaged(damage)
+                index, version = None, None
+            unsealed = index is not None and not index.sealed and not self.read_only  # a writer seals older files
+            if index is None or version != self.version("memories") or unsealed:
                 rows = self.con.execute("SELECT memory_id, restatement FROM memories ORDER BY memory_id").fetchall()
                 index = Bm25Index.build([r[0] for r in rows], [r[1] for r in rows])
                 if not self.read_only:
@@ -434,7 +532,11 @@ class Store(StoreWrites):
 
         if self.snapshot is not None:
             return self.snapshot.arrays
-        return RecallArrays.open(self.path / RECALL_DIR, self.version("memories"))
+        try:
+            return RecallArrays.open(self.path / RECALL_DIR, self.version("memories"))
+        except DamagedFile as damage:
+            self._damaged(damage)
+            return None
 
     def save_recall_arrays(self) -> None:
         """Write recall's arrays from the committed tables (a writer's close, a forget's rewrite, a repair)."""

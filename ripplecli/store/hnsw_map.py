@@ -15,7 +15,6 @@ delete mark, neighbour ids, the vector, the label), then per element a 4-byte si
 from __future__ import annotations
 
 import functools
-import json
 import mmap
 import struct
 from collections.abc import Callable
@@ -24,7 +23,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ripplecli.files import read_json_object, replace_atomically
+from ripplecli.files import replacing
+from ripplecli.store import seals
+from ripplecli.store.seals import read_sealed, seal_file, sealed_json
 
 try:
     import hnswlib
@@ -60,37 +61,70 @@ def _header(raw: Any) -> Header:
     return Header._make(HEADER.unpack_from(raw, 0))
 
 
-def build_links(path: Path) -> None:
-    """Write the sidecar of the index file at `path` (once per save): upper-layer offsets and the label map."""
-    raw = np.memmap(path, dtype=np.uint8, mode="r")
+def layout(raw: Any) -> tuple[Header, np.ndarray]:
+    """The header of an index file's bytes and where each element's upper-layer links start (0: none); ValueError
+    when the bytes are not a whole index (hnswlib writes without checking: a full disk leaves a short file)."""
+    if len(raw) < HEADER.size:
+        raise ValueError(f"{len(raw)} bytes, shorter than the header")
     head = _header(raw)
     count, size = head.count, head.element_size
     start = HEADER.size + count * size
+    if count < 0 or size <= 0 or start > len(raw):
+        raise ValueError(f"{len(raw)} bytes, not the {count} elements the header names")
     offsets = np.zeros(count, dtype=np.int64)
     position, data = start, bytes(raw[start:])
     for element in range(count):  # variable-length records: only a walk finds them (~0.1 s at 100K, at save time)
+        if position + 4 > len(raw):
+            raise ValueError(f"{len(raw)} bytes, cut inside the links of element {element}")
         (length,) = struct.unpack_from("<I", data, position - start)
         if length:
             offsets[element] = position + 4
         position += 4 + length
-    records = raw[HEADER.size : start].reshape(count, size)
+    if position != len(raw):
+        raise ValueError(f"{len(raw)} bytes where the index holds {position}")
+    return head, offsets
+
+
+def build_links(path: Path) -> None:
+    """Write the sidecar of the index file at `path` (once per save): upper-layer offsets and the label map, sealed
+    (store/seals.py) with the size and time of the index file it describes."""
+    raw = np.memmap(path, dtype=np.uint8, mode="r")
+    head, offsets = layout(raw)
+    count, size = head.count, head.element_size
+    records = raw[HEADER.size : HEADER.size + count * size].reshape(count, size)
     label_at = head.label_offset
     labels = records[:, label_at : label_at + 8].copy().view(np.uint64)[:, 0].astype(np.int64)
     order = np.argsort(labels, kind="stable")
     table = np.stack([offsets, labels[order], order.astype(np.int64)])
-    replace_atomically(path.with_name(path.name + LINKS_SUFFIX), lambda temp: np.save(temp.open("wb"), table))
     info = path.stat()
-    stamp = {"size": info.st_size, "mtime_ns": info.st_mtime_ns}
-    replace_atomically(path.with_name(path.name + STAMP_SUFFIX), lambda temp: temp.write_text(json.dumps(stamp)))
+    with replacing(path.with_name(path.name + LINKS_SUFFIX), path.with_name(path.name + STAMP_SUFFIX)) as temps:
+        with temps[0].open("wb") as out:
+            np.save(out, table)
+        stamp = {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "links": seal_file(temps[0])}
+        temps[1].write_text(sealed_json(stamp))
+
+
+def links_stamp(path: Path) -> dict | None:
+    """The sidecar's stamp when it describes the index file as it is now; None when absent, stale or unsealed (an
+    older ripple's: the next writer writes it again). Raises DamagedFile when its stamp fails its own seal."""
+    stamp, sealed = read_sealed(path.with_name(path.name + STAMP_SUFFIX))
+    if stamp is None or not sealed or not path.with_name(path.name + LINKS_SUFFIX).is_file():
+        return None
+    try:
+        info = path.stat()
+    except OSError:  # no index file: the sidecar describes nothing
+        return None
+    return stamp if (stamp.get("size"), stamp.get("mtime_ns")) == (info.st_size, info.st_mtime_ns) else None
 
 
 def links_current(path: Path) -> bool:
     """Whether the sidecar describes the index file as it is now."""
-    stamp = read_json_object(path.with_name(path.name + STAMP_SUFFIX))
-    if stamp is None or not path.with_name(path.name + LINKS_SUFFIX).is_file():
-        return False
-    info = path.stat()
-    return stamp.get("size") == info.st_size and stamp.get("mtime_ns") == info.st_mtime_ns
+    return links_stamp(path) is not None
+
+
+def check_links(path: Path, stamp: dict, whole: bool = False) -> None:
+    """Raise DamagedFile unless the sidecar's table is as it was written."""
+    seals.check_file(path.with_name(path.name + LINKS_SUFFIX), stamp.get("links"), whole)
 
 
 @functools.cache

@@ -20,6 +20,7 @@ import numpy as np
 from ripplecli.cues import TOKENIZER_VERSION, content_tokens
 from ripplecli.files import mapped_array, private_file, replace_folder, write_private_text
 from ripplecli.protocols import Hits
+from ripplecli.store.seals import check_folder, read_sealed, seal_folder, sealed_json
 
 META_FILE = "ripple.json"
 IDS_FILE = "ids.npy"
@@ -93,10 +94,17 @@ def build_scores(corpus: Sequence[Sequence[str]]) -> Bm25Scores:
 class Bm25Index:
     """BM25 scoring over our own tokens; row i of the corpus is memory `ids[i]`."""
 
-    def __init__(self, ids: Sequence[int] | np.ndarray, scores: Bm25Scores | None = None, saved: bool = False) -> None:
+    def __init__(
+        self,
+        ids: Sequence[int] | np.ndarray,
+        scores: Bm25Scores | None = None,
+        saved: bool = False,
+        sealed: bool = True,
+    ) -> None:
         self.ids = np.asarray(ids, dtype=np.int64)
         self._scores = scores  # None: no document had a token
         self._saved = saved  # read from disk (saving it elsewhere is refused: build a new one)
+        self.sealed = sealed  # False: read from files an older ripple saved without checksums
 
     @classmethod
     def build(cls, ids: list[int], texts: list[str]) -> Bm25Index:
@@ -136,21 +144,26 @@ class Bm25Index:
         if self._scores is not None:
             self._scores.write(staging / MODEL_FOLDER)
         meta = {"version": version, "count": self.count, "tokenizer": TOKENIZER_VERSION}
-        write_private_text(staging / META_FILE, json.dumps(meta))
+        write_private_text(staging / META_FILE, sealed_json({**meta, "files": seal_folder(staging)}))
 
     @classmethod
-    def load(cls, folder: Path) -> tuple[Bm25Index | None, int | None]:
-        """The saved index and its version, or (None, None) when missing or unreadable."""
+    def load(cls, folder: Path, whole: bool = False) -> tuple[Bm25Index | None, int | None]:
+        """The saved index and its version, or (None, None) when missing or unreadable. Raises DamagedFile when a
+        file fails its seal (store/seals.py; every chunk with `whole`)."""
         folder = Path(folder)
+        meta, sealed = read_sealed(folder / META_FILE)
+        if meta is None:
+            return None, None
+        if sealed:
+            check_folder(folder, meta.get("files"), whole)
         try:
-            meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
             ids = mapped_array(folder / IDS_FILE)
             model = folder / MODEL_FOLDER
             scores = Bm25Scores.read(model) if model.is_dir() else None  # no folder: no document had a token
-        except (OSError, ValueError, KeyError):
-            return None, None
-        if len(ids) != meta["count"] or (scores is not None and scores.num_docs != len(ids)):
+            if len(ids) != meta["count"] or (scores is not None and scores.num_docs != len(ids)):
+                return None, None
+        except (OSError, ValueError, KeyError, EOFError):
             return None, None
         if meta.get("tokenizer", 1) != TOKENIZER_VERSION:  # built with other tokens: a query would miss
             return None, None
-        return cls(ids, scores, saved=True), int(meta["version"])
+        return cls(ids, scores, saved=True, sealed=sealed), int(meta["version"])

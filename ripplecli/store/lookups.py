@@ -8,6 +8,7 @@ from datetime import datetime
 from ripplecli.store import queries
 from ripplecli.store.db import Store
 from ripplecli.store.reads import CUE_COLUMNS, SourceRow
+from ripplecli.store.schema import SAID_WALL_CLOCK
 
 
 def _column(table: str) -> str:
@@ -153,9 +154,9 @@ class SqlReads:
         return [r[0] for r in rows.fetchall()]
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
-        """Memories said within [start, end], by id."""
+        """Memories said within [start, end] on the clock where they were said, by id."""
         rows = self.store.con.execute(
-            "SELECT memory_id FROM memories WHERE said_at BETWEEN $1 AND $2 ORDER BY memory_id", [start, end]
+            f"SELECT memory_id FROM memories WHERE {SAID_WALL_CLOCK} BETWEEN $1 AND $2 ORDER BY memory_id", [start, end]
         )
         return [r[0] for r in rows.fetchall()]
 
@@ -166,6 +167,15 @@ class SqlReads:
             [list(ids)],
         )
         return {mid: (conversation, said) for mid, conversation, said in rows.fetchall()}
+
+    def said_offsets_of(self, ids: Sequence[int]) -> dict[int, int]:
+        """memory id -> the UTC offset (seconds) where it was said, for those of the given ids said with a zone."""
+        rows = self.store.con.execute(
+            "SELECT memory_id, said_offset FROM memories WHERE said_offset IS NOT NULL "
+            "AND memory_id IN (SELECT unnest($1::BIGINT[]))",
+            [list(ids)],
+        )
+        return dict(rows.fetchall())
 
     def grounded_of(self, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]:
         """memory id -> (start, end) of the time its text names, for those of the given ids that name one."""

@@ -56,12 +56,13 @@ TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
             "run_id",
             "said_at",
             "role",
+            "said_offset",
         ),
         "source_id",
     ),
     "memory": (
         "memories",
-        MEMORY_COLUMNS,
+        (*MEMORY_COLUMNS, "said_offset"),
         "memory_id",
     ),
     "cue_form": ("cue_forms", ("form", "cue"), "form, cue"),
@@ -72,7 +73,7 @@ TIMESTAMPS = {"started", "session_ts", "time_start", "time_end", "created", "sai
 SAID_AT_SINCE = 3  # exports of older schemas have no said-at times, titles or roles: filled as a migration does
 
 
-def _line(record: dict[str, Any]) -> str:
+def record_line(record: dict[str, Any]) -> str:
     """One JSONL line: sorted keys, no spaces, UTF-8 kept, so equal stores give equal bytes (DEL and C1 controls
     escaped as well, so an export printed on a terminal cannot drive it)."""
     line = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_iso)
@@ -86,48 +87,63 @@ def _iso(value: Any) -> str:
     raise TypeError(f"cannot export {type(value).__name__}")
 
 
+Rows = Callable[[str, tuple[str, ...], str], list[tuple[Any, ...]]]  # (table, columns, ORDER BY) -> rows
+
+
 def export_lines(store: Store, with_vectors: bool = False) -> Iterator[str]:
     """The whole store as JSONL: meta first, then every table in a fixed order, vectors last when asked."""
     meta = dict(sorted((k, json.loads(v)) for k, v in store.con.execute("SELECT key, value FROM meta").fetchall()))
     counts = {kind: store.count(table) for kind, (table, _, _) in TABLES.items()}
     counts["vector"] = store.count("vectors") if with_vectors else 0
-    yield _line(
-        {
-            "kind": "meta",
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "schema_version": store.schema_version(),
-            "meta": meta,
-            "counts": counts,
-        }
-    )
-    cues = _cues(store)
-    provenance = _grouped(store, "SELECT memory_id, source_id FROM provenance ORDER BY memory_id, source_id")
+    yield record_line(header(meta, store.schema_version(), counts))
+    for record in records(_sql_rows(store), with_vectors):
+        yield record_line(record)
+
+
+def header(meta: dict[str, Any], schema_version: int, counts: dict[str, int]) -> dict[str, Any]:
+    """An export's first line: what it is, the store's meta and how many records of each kind follow."""
+    return {
+        "kind": "meta",
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "schema_version": schema_version,
+        "meta": meta,
+        "counts": counts,
+    }
+
+
+def _sql_rows(store: Store) -> Rows:
+    """Rows of a table straight from the database."""
+    return lambda table, columns, order: store.con.execute(
+        f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}"
+    ).fetchall()
+
+
+def records(rows: Rows, with_vectors: bool) -> Iterator[dict[str, Any]]:
+    """Every record of an export after its meta line, from the rows `rows` gives (every row, or what a damaged file
+    still gives): each memory with its cues and source ids."""
+    cues = {
+        key: _grouped(rows(table, ("memory_id", column), f"memory_id, {column}"))
+        for key, (table, column) in CUE_TABLES.items()
+    }
+    provenance = _grouped(rows("provenance", ("memory_id", "source_id"), "memory_id, source_id"))
     for kind, (table, columns, order) in TABLES.items():
-        for row in store.con.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}").fetchall():
+        for row in rows(table, columns, order):
             record = {"kind": kind, **dict(zip(columns, row, strict=True))}
             if kind == "memory":
                 mid = record["memory_id"]
                 record["cues"] = {key: cues[key].get(mid, []) for key in CUE_TABLES}
                 record["sources"] = provenance.get(mid, [])
-            yield _line(record)
+            yield record
     if with_vectors:
-        for mid, vector in store.con.execute("SELECT memory_id, vector FROM vectors ORDER BY memory_id").fetchall():
-            yield _line({"kind": "vector", "memory_id": mid, "vector": [float(x) for x in vector]})
+        for mid, vector in rows("vectors", ("memory_id", "vector"), "memory_id"):
+            yield {"kind": "vector", "memory_id": mid, "vector": [float(x) for x in vector]}
 
 
-def _cues(store: Store) -> dict[str, dict[int, list[str]]]:
-    """Each memory's persons, locations and concepts, sorted."""
-    return {
-        key: _grouped(store, f"SELECT memory_id, {column} FROM {table} ORDER BY memory_id, {column}")
-        for key, (table, column) in CUE_TABLES.items()
-    }
-
-
-def _grouped(store: Store, sql: str) -> dict[int, list[Any]]:
+def _grouped(pairs: list[tuple[Any, ...]]) -> dict[int, list[Any]]:
     """(key, value) rows folded into key -> [values] in row order."""
     grouped: dict[int, list[Any]] = {}
-    for key, value in store.con.execute(sql).fetchall():
+    for key, value in pairs:
         grouped.setdefault(key, []).append(value)
     return grouped
 
@@ -214,6 +230,7 @@ def import_records(store: Store, header: dict[str, Any], records: dict[str, list
         insert_columns(store.con, "vectors", {"memory_id": [m["memory_id"] for m in memories], "vector": vectors})
         if header["schema_version"] < SAID_AT_SINCE:
             store.con.execute(schema.SAID_AT_BACKFILL)
+        schema.fill_message_keys(store.con)  # derived from the turns, so not in the export
 
 
 def _vectors(records: dict[str, list[dict]], encode: Encode) -> list[list[float]]:

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from ripplecli.store.db import Store
+from ripplecli.store.schema import SAID_WALL_CLOCK
 
 CUE_TABLES = ("memory_cues", "memory_persons", "memory_locations")
 EdgeRow = tuple[int, int, float, str | None]
@@ -27,6 +28,13 @@ def memory_ids_of_run(store: Store, run_id: int) -> list[int]:
 def placed_restatements(store: Store) -> list[tuple[int, str, str, datetime | None]]:
     """(memory id, restatement, conversation, said at) of every memory."""
     return store.con.execute("SELECT memory_id, restatement, conversation_id, said_at FROM memories").fetchall()
+
+
+def zoned_said_times(store: Store) -> list[tuple[int, datetime]]:
+    """(memory id, when it was said on the clock where it was said) of the memories said with a known zone."""
+    return store.con.execute(
+        f"SELECT memory_id, {SAID_WALL_CLOCK} FROM memories WHERE said_offset IS NOT NULL"
+    ).fetchall()
 
 
 def cue_pairs(store: Store, table: str) -> list[tuple[int, str]]:
@@ -65,12 +73,12 @@ def first_speakers(store: Store) -> list[tuple[int, str]]:
 
 def memory_sources(
     store: Store, ids: list[int]
-) -> list[tuple[int, str, str, str, str, datetime | None, datetime | None, int]]:
-    """(memory id, turn id, session id, speaker, text, session time, said at, position) of the memories' source
-    turns, in chat order."""
+) -> list[tuple[int, str, str, str, str, datetime | None, datetime | None, int, int | None]]:
+    """(memory id, turn id, session id, speaker, text, session time, said at, position, said offset) of the
+    memories' source turns, in chat order."""
     return store.con.execute(
-        "SELECT p.memory_id, s.turn_id, s.session_id, s.speaker, s.text, s.session_ts, s.said_at, s.position"
-        " FROM provenance p "
+        "SELECT p.memory_id, s.turn_id, s.session_id, s.speaker, s.text, s.session_ts, s.said_at, s.position,"
+        " s.said_offset FROM provenance p "
         "JOIN sources s USING (source_id) WHERE p.memory_id IN (SELECT unnest($1)) ORDER BY s.position",
         [ids],
     ).fetchall()
@@ -174,16 +182,26 @@ def turn_hashes(store: Store, conversation_id: str) -> dict[str, str]:
     return dict(rows.fetchall())
 
 
-def conversations_holding(store: Store, prefix: str, turn_ids: Sequence[str]) -> list[tuple[str, int]]:
-    """Stored conversations whose id is `prefix` and one more dash-free part, with how many of `turn_ids` each
-    holds (those holding none are left out), most first."""
+def message_keys(store: Store, conversation_id: str) -> set[int]:
+    """The message keys of one conversation's stored turns."""
     rows = store.con.execute(
-        "SELECT conversation_id, count(*) FROM sources WHERE starts_with(conversation_id, ?) "
-        "AND NOT contains(substr(conversation_id, ?), '-') AND turn_id IN (SELECT unnest(?::VARCHAR[])) "
-        "GROUP BY conversation_id ORDER BY count(*) DESC, conversation_id",
-        [prefix, len(prefix) + 1, list(turn_ids)],
+        "SELECT message_key FROM sources WHERE conversation_id = ? AND message_key IS NOT NULL", [conversation_id]
     )
-    return [(conversation_id, int(count)) for conversation_id, count in rows.fetchall()]
+    return {int(key) for (key,) in rows.fetchall()}
+
+
+def message_holders(store: Store, keys: Sequence[int]) -> dict[int, set[str]]:
+    """Of these message keys, those stored, each with the conversations that hold it: one probe for a whole file."""
+    if not keys:
+        return {}
+    rows = store.con.execute(
+        "SELECT DISTINCT message_key, conversation_id FROM sources WHERE message_key IN (SELECT unnest(?::BIGINT[]))",
+        [list(keys)],
+    )
+    holders: dict[int, set[str]] = {}
+    for key, conversation_id in rows.fetchall():
+        holders.setdefault(int(key), set()).add(conversation_id)
+    return holders
 
 
 def turn_ids(store: Store, conversation_id: str) -> set[str]:
@@ -263,3 +281,10 @@ def session_count(store: Store) -> int:
     """Distinct (conversation, session) pairs."""
     row = store.con.execute("SELECT count(DISTINCT (conversation_id, session_id)) FROM sources").fetchone()
     return int(row[0]) if row else 0
+
+
+def ingest_seconds(store: Store) -> float:
+    """Seconds the store's ingest runs that stored turns took together (the evaluation's cost per store: a re-run
+    that finds every turn stored adds nothing)."""
+    row = store.con.execute("SELECT coalesce(sum(seconds), 0) FROM ingest_runs WHERE new_sources > 0").fetchone()
+    return float(row[0]) if row else 0.0

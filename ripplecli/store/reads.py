@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Protocol
 
 CUE_COLUMNS = {"memory_cues": "cue", "memory_persons": "person", "memory_locations": "location"}  # table -> value
-SourceRow = tuple[int, str, str, str, str, datetime | None, datetime | None, int]  # queries.memory_sources
+# queries.memory_sources: memory id, turn id, session id, speaker, text, session time, said at, position, said offset
+SourceRow = tuple[int, str, str, str, str, datetime | None, datetime | None, int, int | None]
 
 
 class KeyedReads(Protocol):
@@ -42,6 +43,8 @@ class KeyedReads(Protocol):
     def said_within(self, start: datetime, end: datetime) -> list[int]: ...
 
     def placed_of(self, ids: Sequence[int]) -> dict[int, tuple[str, datetime | None]]: ...
+
+    def said_offsets_of(self, ids: Sequence[int]) -> dict[int, int]: ...
 
     def grounded_of(self, ids: Sequence[int]) -> dict[int, tuple[datetime, datetime]]: ...
 

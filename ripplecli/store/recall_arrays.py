@@ -13,7 +13,6 @@ DuckDB as before. Every read here answers exactly what its SQL twin in `lookups.
 
 from __future__ import annotations
 
-import json
 import logging
 import mmap
 from collections.abc import Iterable, Sequence
@@ -22,18 +21,23 @@ from pathlib import Path
 
 import numpy as np
 
-from ripplecli.files import private_file, read_json_object, replace_folder, write_private_text
+from ripplecli.files import private_file, replace_folder, write_private_text
 from ripplecli.store.layout import RECALL_STAMP
 from ripplecli.store.reads import CUE_COLUMNS, SourceRow
+from ripplecli.store.schema import SAID_WALL_CLOCK
+from ripplecli.store.seals import check_folder, read_sealed, seal_folder, sealed_json
 
 log = logging.getLogger(__name__)
 
 META_FILE = RECALL_STAMP  # the stamp and where each array lies in the data file
 DATA_FILE = "recall.bin"  # every array, one after the other
 ALIGN = 8
-FORMAT = 1
+# 2: said_local (said on the clock where it was said); 3: said offsets; 4: the stamp seals itself and the data
+# file (store/seals.py)
+FORMAT = 4
 EPOCH = datetime(1970, 1, 1)
 NO_TIME = np.iinfo(np.int64).min  # a NULL timestamp
+NO_OFFSET = np.iinfo(np.int32).min  # a NULL said_offset (the zone is unknown)
 ONE_MICROSECOND = timedelta(microseconds=1)
 
 
@@ -110,6 +114,7 @@ def _write(store, staging: Path) -> None:
     memories = _columns(
         con,
         f"SELECT memory_id, restatement, conversation_id, {_us('said_at')} AS said_at, "
+        f"{_us(SAID_WALL_CLOCK)} AS said_local, {_offset('said_offset')} AS said_offset, "
         f"time_grounded AND time_start IS NOT NULL AS grounded, {_us('time_start')} AS time_start, "
         f"{_us('time_end')} AS time_end FROM memories ORDER BY memory_id",
     )
@@ -117,8 +122,9 @@ def _write(store, staging: Path) -> None:
     arrays: dict[str, np.ndarray] = {"ids": ids}
     _put_strings(arrays, "texts", memories["restatement"].tolist())
     _put_codes(arrays, "conversation", memories["conversation_id"])
-    for name in ("said_at", "time_start", "time_end"):
+    for name in ("said_at", "said_local", "time_start", "time_end"):
         arrays[name] = memories[name].astype(np.int64)
+    arrays["said_offset"] = memories["said_offset"].astype(np.int32)
     arrays["grounded"] = memories["grounded"].astype(np.bool_)
     first = _columns(
         con,
@@ -142,12 +148,17 @@ def _write(store, staging: Path) -> None:
             out.write(np.ascontiguousarray(array).tobytes())
         size = out.tell()
     stamp = {"format": FORMAT, "version": store.version("memories"), "count": len(ids), "size": size}
-    write_private_text(staging / META_FILE, json.dumps({**stamp, "arrays": layout}))
+    write_private_text(staging / META_FILE, sealed_json({**stamp, "arrays": layout, "files": seal_folder(staging)}))
 
 
 def _us(column: str) -> str:
     """SQL for a timestamp column as microseconds since 1970, NO_TIME for NULL (what `_micros` computes)."""
     return f"coalesce(epoch_us({column}), {NO_TIME})"
+
+
+def _offset(column: str) -> str:
+    """SQL for a said_offset column, NO_OFFSET for NULL."""
+    return f"coalesce({column}, {NO_OFFSET})"
 
 
 def _columns(con, sql: str) -> dict[str, np.ndarray]:
@@ -231,7 +242,8 @@ def _put_sources(arrays: dict[str, np.ndarray], con, ids: np.ndarray) -> None:
     turns = _columns(
         con,
         f"SELECT source_id, session_id, turn_id, speaker, text, {_us('session_ts')} AS session_ts, "
-        f"{_us('said_at')} AS said_at, position FROM sources ORDER BY source_id",
+        f"{_us('said_at')} AS said_at, position, {_offset('said_offset')} AS said_offset FROM sources "
+        "ORDER BY source_id",
     )
     source_ids = turns["source_id"].astype(np.int64)
     _put_strings(arrays, "source_turn", turns["turn_id"].tolist())
@@ -240,6 +252,7 @@ def _put_sources(arrays: dict[str, np.ndarray], con, ids: np.ndarray) -> None:
     _put_strings(arrays, "source_text", turns["text"].tolist())
     for name in ("session_ts", "said_at", "position"):
         arrays[f"source_{name}"] = turns[name].astype(np.int64)
+    arrays["source_said_offset"] = turns["said_offset"].astype(np.int32)
     before = _columns(  # the join queries.previous_turns makes, for every turn
         con,
         "SELECT s.source_id AS turn, prev.source_id AS previous FROM sources s JOIN sources prev "
@@ -256,6 +269,13 @@ def _put_sources(arrays: dict[str, np.ndarray], con, ids: np.ndarray) -> None:
     rows, known = _rows_of(ids, links["memory_id"])
     held = np.searchsorted(source_ids, links["source_id"].astype(np.int64))
     arrays["memory_sources_offsets"], arrays["memory_sources"] = _groups(rows[known], held[known], len(ids))
+
+
+def read_stamp(folder: Path) -> dict | None:
+    """The arrays' stamp (recall.json), its seal checked; None when absent or of an older format (no seal). Raises
+    DamagedFile when it fails its seal."""
+    stamp, sealed = read_sealed(folder / META_FILE)
+    return stamp if sealed else None
 
 
 def _view(data: mmap.mmap, kind: str, offset: int, length: int) -> np.ndarray:
@@ -289,18 +309,21 @@ class RecallArrays:
                     raise ValueError(f"{self.folder}: {name} does not match what it indexes")
 
     @classmethod
-    def open(cls, folder: Path, version: int) -> RecallArrays | None:
-        """The arrays saved in `folder` when they were built from memories version `version`; else None."""
-        stamp = read_json_object(folder / META_FILE)
+    def open(cls, folder: Path, version: int, whole: bool = False) -> RecallArrays | None:
+        """The arrays saved in `folder` when they were built from memories version `version`; else None. Raises
+        DamagedFile when the stamp or the data file fails its seal (every chunk with `whole`)."""
+        stamp = read_stamp(folder)
         if stamp is None or stamp.get("version") != version:
             return None
-        return cls.mapped(folder, stamp)
+        return cls.mapped(folder, stamp, whole)
 
     @classmethod
-    def mapped(cls, folder: Path, stamp: dict) -> RecallArrays | None:
-        """The arrays `stamp` (their recall.json, already read) describes, mapped; None when they are unreadable."""
+    def mapped(cls, folder: Path, stamp: dict, whole: bool = False) -> RecallArrays | None:
+        """The arrays `stamp` (their recall.json, already read) describes, mapped; None when they are of another
+        format or unreadable. Raises DamagedFile when the data file fails its seal."""
         if stamp.get("format") != FORMAT:
             return None
+        check_folder(folder, stamp.get("files"), whole)
         try:
             return cls(folder, stamp)
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -347,6 +370,11 @@ class RecallArrays:
     def _placed(self, row: int) -> tuple[str, datetime | None]:
         """(conversation, said at) of one row."""
         return self._coded("conversation", row), _moment(int(self._array("said_at")[row]))
+
+    def said_offsets_of(self, ids: Sequence[int]) -> dict[int, int]:
+        """memory id -> the UTC offset (seconds) where it was said, for those said with a zone."""
+        offsets = self._array("said_offset")
+        return {mid: int(offsets[row]) for mid, row in self._rows(ids) if offsets[row] != NO_OFFSET}
 
     def memory_rows_of(self, ids: Sequence[int]) -> tuple[dict[int, str], dict[int, tuple[str, datetime | None]]]:
         """memory id -> restatement, and memory id -> (conversation, said at)."""
@@ -421,8 +449,8 @@ class RecallArrays:
         return self.ids[hit & (ends != NO_TIME)].tolist()
 
     def sources_of(self, ids: Sequence[int]) -> list[SourceRow]:
-        """(memory id, turn id, session id, speaker, text, session time, said at, position) of the memories'
-        source turns, in chat order."""
+        """(memory id, turn id, session id, speaker, text, session time, said at, position, said offset) of the
+        memories' source turns, in chat order."""
         offsets, held = self._array("memory_sources_offsets"), self._array("memory_sources")
         found = [(mid, turn) for mid, row in self._rows(ids) for turn in held[offsets[row] : offsets[row + 1]].tolist()]
         return [(mid, *self._turn(turn)) for mid, turn in sorted(found, key=lambda pair: self._position(pair[1]))]
@@ -449,8 +477,9 @@ class RecallArrays:
         """A source turn's position in its chat."""
         return int(self._array("source_position")[turn])
 
-    def _turn(self, turn: int) -> tuple[str, str, str, str, datetime | None, datetime | None, int]:
-        """(turn id, session id, speaker, text, session time, said at, position) of one source turn."""
+    def _turn(self, turn: int) -> tuple[str, str, str, str, datetime | None, datetime | None, int, int | None]:
+        """(turn id, session id, speaker, text, session time, said at, position, said offset) of one source turn."""
+        offset = int(self._array("source_said_offset")[turn])
         return (
             self._strings("source_turn")[turn],
             self._coded("source_session", turn),
@@ -459,9 +488,10 @@ class RecallArrays:
             _moment(int(self._array("source_session_ts")[turn])),
             _moment(int(self._array("source_said_at")[turn])),
             self._position(turn),
+            None if offset == NO_OFFSET else offset,
         )
 
     def said_within(self, start: datetime, end: datetime) -> list[int]:
-        """Memories said within [start, end], by id."""
-        said = self._array("said_at")
+        """Memories said within [start, end] on the clock where they were said, by id."""
+        said = self._array("said_local")
         return self.ids[(said != NO_TIME) & (said >= _micros(start)) & (said <= _micros(end))].tolist()

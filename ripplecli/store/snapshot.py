@@ -27,8 +27,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ripplecli.files import read_json_object, replace_atomically
+from ripplecli.errors import DISK_FULL_CODES
+from ripplecli.files import replace_atomically
 from ripplecli.store.layout import RECALL_STAMP
+from ripplecli.store.seals import DamagedFile, read_sealed, sealed_json
 
 if TYPE_CHECKING:
     from ripplecli.store.recall_arrays import RecallArrays
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READY_FILE = "ready.json"
-FORMAT = 1
+FORMAT = 2  # 2: sealed (store/seals.py), as are the arrays it names
 COUNTED = ("memories", "vectors")  # the row counts an ask reads
 
 # struct flock by platform (native alignment, trailing padding included) and where its lock type sits in it.
@@ -64,13 +66,15 @@ class Snapshot:
     @classmethod
     def open(cls, folder: Path, db_file: Path, schema: int) -> Snapshot | None:
         """The snapshot in `folder` (the store's recall folder) when it still describes `db_file` and no writer holds
-        that file; else None, and the caller opens the database."""
-        ready = read_json_object(folder / READY_FILE)
+        that file; else None, and the caller opens the database. Raises DamagedFile when its stamp or the arrays'
+        fails its seal."""
+        ready = read_ready(folder)
         if ready is None or ready.get("format") != FORMAT or ready.get("schema") != schema:
             return None
         if ready.get("files") != _identities(db_file) or _writer_holds(db_file) is not False:
             return None
-        arrays = read_json_object(folder / RECALL_STAMP) or {}
+        arrays, sealed = read_sealed(folder / RECALL_STAMP)  # read here: recall_arrays would import numpy
+        arrays = arrays if sealed and arrays else {}
         try:
             if arrays.get("version") != _memories_version(ready["meta"]):  # replaced since the stamp was read
                 return None
@@ -96,10 +100,22 @@ class Snapshot:
     @cached_property
     def arrays(self) -> RecallArrays | None:
         """Recall's arrays (built from the memories version the meta names, as open() checked), mapped on first use;
-        None if they cannot be read (the store then reads by SQL)."""
+        None if they cannot be read (the store then reads by SQL, saying so when a file is damaged)."""
         from ripplecli.store.recall_arrays import RecallArrays
+        from ripplecli.store.seals import warn_damaged
 
-        return RecallArrays.mapped(self.folder, self.arrays_stamp)
+        try:
+            return RecallArrays.mapped(self.folder, self.arrays_stamp)
+        except DamagedFile as damage:
+            warn_damaged(damage, writable=False)
+            return None
+
+
+def read_ready(folder: Path) -> dict[str, Any] | None:
+    """The snapshot's stamp, its seal checked; None when absent or of an older format (no seal). Raises DamagedFile
+    when it fails its seal."""
+    ready, sealed = read_sealed(folder / READY_FILE)
+    return ready if sealed else None
 
 
 def _memories_version(meta: dict[str, str]) -> int:
@@ -128,8 +144,10 @@ def stamp(folder: Path, db_file: Path, recorded: dict[str, Any]) -> None:
         return
     ready = {**recorded, "files": _identities(db_file)}
     try:
-        replace_atomically(folder / READY_FILE, lambda temp: temp.write_text(json.dumps(ready), encoding="utf-8"))
-    except OSError as exc:  # a read-only folder: asks open the database
+        replace_atomically(folder / READY_FILE, lambda temp: temp.write_text(sealed_json(ready), encoding="utf-8"))
+    except OSError as exc:  # a read-only folder: asks open the database (a full disk is said, as everywhere)
+        if exc.errno in DISK_FULL_CODES:
+            raise
         log.debug("could not write %s: %s", folder / READY_FILE, exc)
 
 

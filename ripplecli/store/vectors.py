@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
-import json
+import errno
+import os
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ripplecli.files import read_json_object, replace_atomically
+from ripplecli.errors import DISK_FULL_CODES
+from ripplecli.files import replacing
 from ripplecli.protocols import Hits
-from ripplecli.store.hnsw_map import MappedHnsw, build_links, hnswlib, links_current, search_is_hnswlibs
+from ripplecli.store import seals
+from ripplecli.store.hnsw_map import (
+    MappedHnsw,
+    build_links,
+    check_links,
+    hnswlib,
+    layout,
+    links_stamp,
+    search_is_hnswlibs,
+)
+from ripplecli.store.seals import DamagedFile, read_sealed, seal_file, sealed_json
 
 SPACE = "cosine"
 M = 16
 EF_CONSTRUCTION = 200
 EF_SEARCH = 64
 INITIAL_CAPACITY = 1024
+FULL_DISK_BYTES = 1 << 20  # a short index file with less than this free beside it: the disk filled while saving
 # Insertions run on one thread: hnswlib links each new vector to the graph as it stands, so several threads adding
 # at once build a different graph on every run (the same chat ingested twice gave other deep hits for 12-15 of the
 # dev split's 760 questions). One thread with the fixed seed (init_index's random_seed, 100) builds the same graph,
@@ -42,12 +56,10 @@ class _SavedIndex:
     _meta: dict | None
 
     @staticmethod
-    def _saved_meta(path: Path, dim: int) -> dict | None:
-        """The sidecar of the index file at `path` when it is there for `dim` and the file exists; else None."""
-        meta = read_json_object(_meta_path(path))
-        if meta is None or meta.get("dim") != dim or not path.is_file():
-            return None
-        return meta
+    def _saved_meta(path: Path, dim: int, whole: bool = False) -> dict | None:
+        """The sidecar of the index file at `path` when it is there for `dim` and the file exists; else None. Raises
+        DamagedFile when the sidecar or the file fails its seal (every chunk with `whole`; store/seals.py)."""
+        return saved_meta(path, dim, whole)
 
     @property
     def meta(self) -> dict | None:
@@ -55,6 +67,11 @@ class _SavedIndex:
         if self._meta is None:
             return None
         return {key: self._meta[key] for key in ("count", "version", "dim")}
+
+    @property
+    def sealed(self) -> bool:
+        """Whether the saved files carry checksums (an older ripple's do not: the next writer saves them again)."""
+        return self._meta is not None and self._meta.get("sealed", True)
 
     def ids(self) -> set[int]:
         """Live (not deleted) memory ids, for integrity checks."""
@@ -89,8 +106,9 @@ class HnswIndex(_SavedIndex):
 
     @classmethod
     def open(cls, path: Path, dim: int) -> HnswIndex:
-        """Load `path` when its sidecar describes it; otherwise start empty with meta None (caller rebuilds)."""
-        meta = cls._saved_meta(Path(path), dim)
+        """Load `path` when its sidecar describes it; otherwise start empty with meta None (caller rebuilds). Raises
+        DamagedFile when a file fails its seal: the whole file is read to load it, so every chunk is checked."""
+        meta = cls._saved_meta(Path(path), dim, whole=True)
         if meta is None:
             return cls(path, dim)
         saved = hnswlib.Index(space=SPACE, dim=dim)
@@ -207,24 +225,69 @@ class HnswIndex(_SavedIndex):
         self.add(ids, vectors)
 
     def save(self, version: int) -> None:
-        """Write the index, then its sidecar, each via a temp file and os.replace so readers never see half."""
+        """Write the index and its sidecar (with the index file's seal) into temp files, then move both into place:
+        readers never see half, and a failure while writing (a full disk) leaves the saved pair as it was."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        replace_atomically(self.path, lambda temp: self._index.save_index(str(temp)))
         meta = {"count": self.count, "version": version, "dim": self.dim, "deleted": sorted(self._deleted)}
-        replace_atomically(_meta_path(self.path), lambda temp: temp.write_text(json.dumps(meta)))
+        with replacing(self.path, _meta_path(self.path)) as (index_temp, meta_temp):  # both written, then both moved
+            meta["file"] = self._write_whole(index_temp)
+            meta_temp.write_text(sealed_json(meta))
         self._meta = meta
         ensure_links(self.path)
 
+    def _write_whole(self, temp: Path) -> dict:
+        """hnswlib's save into `temp`, checked to be whole (it does not check its own writes), and its seal."""
+        self._index.save_index(str(temp))
+        try:
+            layout(np.memmap(temp, dtype=np.uint8, mode="r") if temp.stat().st_size else b"")
+        except ValueError as exc:
+            raise short_write(temp, self.path, str(exc)) from None
+        return seal_file(temp)
 
-def ensure_links(path: Path) -> None:
-    """Write the mapped search's sidecar for the saved index at `path` when it is missing or stale and the installed
-    hnswlib is one the mapped search repeats (else no reader would use it); best effort (without it, readers load
-    the index whole, as before)."""
+
+def short_write(temp: Path, target: Path, why: str) -> OSError:
+    """The error for a file hnswlib wrote short without saying so: a full disk when the disk is (nearly) full, else
+    an I/O error; either way the good file at `target` is left in place."""
+    full = shutil.disk_usage(temp.parent).free < FULL_DISK_BYTES
+    code = errno.ENOSPC if full else errno.EIO
+    return OSError(code, f"{os.strerror(code)} (wrote {why})", str(target))
+
+
+def saved_meta(path: Path, dim: int, whole: bool = False) -> dict | None:
+    """What the sidecar of the index file at `path` records, when it is there for `dim` and the file exists, after
+    checking both against their seals; else None. An older ripple's sidecar has no seal: it is returned as it is,
+    marked {"sealed": False}, and trusted (the next writer saves a sealed one)."""
+    meta, sealed = read_sealed(_meta_path(path))
+    if meta is None or meta.get("dim") != dim or not path.is_file():
+        return None
+    if sealed:
+        seals.check_file(path, meta.get("file"), whole)
+    return {**meta, "sealed": sealed}
+
+
+def ensure_links(path: Path) -> DamagedFile | None:
+    """Write the mapped search's sidecar for the saved index at `path` when it is missing, stale or damaged and the
+    installed hnswlib is one the mapped search repeats (else no reader would use it); best effort (without it,
+    readers load the index whole, as before; a full disk is raised all the same). Returns the damage it wrote over,
+    if any."""
+    damage = None
     try:
-        if path.is_file() and search_is_hnswlibs() and not links_current(path):
+        if not path.is_file() or not search_is_hnswlibs():
+            return None
+        try:
+            stamp = links_stamp(path)
+            if stamp is not None:
+                check_links(path, stamp)
+        except DamagedFile as found:
+            damage, stamp = found, None
+        if stamp is None:
             build_links(path)
-    except (OSError, ValueError):
-        return
+    except OSError as exc:
+        if exc.errno in DISK_FULL_CODES:  # said, as every full disk is (readers load the index whole meanwhile)
+            raise
+    except ValueError:
+        pass
+    return damage
 
 
 class MappedIndex(_SavedIndex):
@@ -242,10 +305,12 @@ class MappedIndex(_SavedIndex):
     @classmethod
     def open(cls, path: Path, dim: int) -> MappedIndex | None:
         """The mapped index when the installed hnswlib searches as it does and the file, its sidecar and its meta
-        agree; else None (the caller loads it whole)."""
+        agree; else None (the caller loads it whole). Raises DamagedFile when a file fails its seal."""
         meta = cls._saved_meta(Path(path), dim)
-        if meta is None or not search_is_hnswlibs() or not links_current(Path(path)):
+        stamp = links_stamp(Path(path)) if meta is not None and search_is_hnswlibs() else None
+        if meta is None or stamp is None:
             return None
+        check_links(Path(path), stamp)
         try:
             index = cls(path, dim, meta)
         except (OSError, ValueError):

@@ -66,7 +66,9 @@ class StoreWrites:
                 "content_hash": [p.content_hash for p in turns],
                 "run_id": [run_id] * len(turns),
                 "said_at": [p.said_at for p in turns],
+                "said_offset": [p.said_offset for p in turns],
                 "role": [p.turn.role for p in turns],
+                "message_key": [p.message_key for p in turns],
             },
         )
         return ids
@@ -94,6 +96,7 @@ class StoreWrites:
                 "created": [now] * len(memories),
                 "run_id": [run_id] * len(memories),
                 "said_at": [m.said_at for m in memories],
+                "said_offset": [m.said_offset for m in memories],
             },
         )
         links = [(m.memory_id, source) for m in memories for source in m.sources]

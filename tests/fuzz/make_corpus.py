@@ -102,6 +102,10 @@ def chatgpt(current: str = "m2", create_time: object = 1700000000.0, **mapping_o
     ]
 
 
+# m1 without a message: the thread's only message is m2, so a broken m2 leaves nothing to read
+GPT_BARE_M1 = {"id": "m1", "parent": "r", "children": ["m2"], "message": None}
+
+
 def truncated(value: object, fraction: float) -> bytes:
     """A valid file cut off part-way, as an interrupted download leaves it."""
     data = dumps(value)
@@ -318,7 +322,13 @@ CASES: dict[str, Callable[[], bytes]] = {
     "bad_chatgpt_mapping_is_list.json": lambda: dumps([{"id": "x", "current_node": "a", "mapping": []}]),
     "bad_chatgpt_create_time_string.json": lambda: dumps(chatgpt(create_time="yesterday")),
     "bad_chatgpt_create_time_huge.json": lambda: dumps(chatgpt(create_time=1e300)),
-    "bad_chatgpt_author_missing.json": lambda: dumps(
+    "bad_chatgpt_author_missing.json": lambda: dumps(  # every message unreadable: one alone would be skipped
+        chatgpt(
+            m1={"parent": "r", "message": {"content": {"content_type": "text", "parts": ["?"]}}},
+            m2={"parent": "m1", "message": {"content": {"content_type": "text", "parts": ["?"]}}},
+        )
+    ),
+    "ok_chatgpt_one_message_without_author.json": lambda: dumps(
         chatgpt(m2={"parent": "m1", "message": {"content": {"content_type": "text", "parts": ["?"]}}})
     ),
     # --- must parse ---
@@ -411,7 +421,12 @@ CASES: dict[str, Callable[[], bytes]] = {
         "31/01/2024, 09:00 - Alex added Sam",
     ),
     "bad_whatsapp_media_only.txt": lambda: whatsapp("31/01/2024, 09:06 - Alex: <Media omitted>"),
-    "bad_whatsapp_february_30.txt": lambda: whatsapp("30/02/2024, 09:02 - Maya: Morning!", "13/01/2024, 9:00 - A: b"),
+    "bad_whatsapp_february_30.txt": lambda: whatsapp(
+        "30/02/2024, 09:02 - Maya: Morning!", "31/02/2024, 09:03 - Alex: Hi", "13/01/2024, 9:00 - A: b"
+    ),
+    "ok_whatsapp_one_impossible_date.txt": lambda: whatsapp(
+        "30/02/2024, 09:02 - Maya: Morning!", "13/01/2024, 9:00 - A: b", "14/01/2024, 9:00 - B: c"
+    ),
     "bad_whatsapp_hour_25.txt": lambda: whatsapp("31/01/2024, 25:02 - Maya: Morning!"),
     "bad_whatsapp_month_13_both_ways.txt": lambda: whatsapp("13/13/2024, 09:02 - Maya: Morning!"),
     "bad_whatsapp_year_first_day_32.txt": lambda: whatsapp("[2024-01-32, 09:02:00] Maya: Morning!"),
@@ -438,9 +453,16 @@ CASES: dict[str, Callable[[], bytes]] = {
         telegram({k: v for k, v in tg_message().items() if k != "id"})
     ),
     "bad_telegram_date_garbage.json": lambda: dumps(telegram(tg_message(date="yesterday"))),
-    "bad_telegram_date_missing.json": lambda: dumps(telegram({k: v for k, v in tg_message().items() if k != "date"})),
+    "bad_telegram_date_missing.json": lambda: dumps(
+        telegram({k: v for k, v in tg_message().items() if k not in ("date", "date_unixtime")})
+    ),
+    "ok_telegram_only_unixtime.json": lambda: dumps(
+        telegram({k: v for k, v in tg_message().items() if k != "date"}, tg_message(2, "Bye"))
+    ),
     "bad_telegram_unixtime_garbage.json": lambda: dumps(telegram(tg_message(date_unixtime="soon"))),
-    "bad_telegram_duplicate_message_ids.json": lambda: dumps(telegram(tg_message(1), tg_message(1, "again"))),
+    "bad_telegram_duplicate_message_ids.json": lambda: dumps(  # most repeated: one repeat alone would be skipped
+        telegram(tg_message(1), tg_message(1, "again"), tg_message(1, "and again"))
+    ),
     "bad_telegram_chat_id_boolean.json": lambda: dumps(telegram(tg_message(), id=True)),
     "bad_telegram_text_number.json": lambda: dumps(telegram(tg_message(text=42))),
     "bad_telegram_entity_number.json": lambda: dumps(telegram(tg_message(text=["Hi ", 7]))),
@@ -467,7 +489,7 @@ CASES: dict[str, Callable[[], bytes]] = {
     "bad_claude_block_text_number.json": lambda: dumps(claude(claude_message(content=[{"type": "text", "text": 3}]))),
     "bad_claude_created_at_garbage.json": lambda: dumps(claude(claude_message(created_at="last tuesday"))),
     "bad_claude_duplicate_message_uuid.json": lambda: dumps(
-        claude(claude_message(), claude_message(sender="assistant"))
+        claude(claude_message(), claude_message(sender="assistant"), claude_message(sender="assistant"))
     ),
     "bad_claude_duplicate_conversation_uuid.json": lambda: dumps(claude(claude_message()) * 2),
     "bad_claude_no_text.json": lambda: dumps(claude(claude_message(content=[{"type": "tool_use", "name": "x"}]))),
@@ -481,12 +503,14 @@ CASES: dict[str, Callable[[], bytes]] = {
     "bad_chatgpt_node_is_string.json": lambda: dumps([{"id": "c", "current_node": "m1", "mapping": {"m1": "hello"}}]),
     "bad_chatgpt_parts_string.json": lambda: dumps(
         chatgpt(
+            m1=GPT_BARE_M1,
             m2=gpt_node("m2", "m1", "assistant", "x")
             | {"message": {"author": {"role": "assistant"}, "content": {"content_type": "text", "parts": "x"}}}
         )
     ),
     "bad_chatgpt_role_number.json": lambda: dumps(
         chatgpt(
+            m1=GPT_BARE_M1,
             m2={
                 "id": "m2",
                 "parent": "m1",
@@ -496,6 +520,7 @@ CASES: dict[str, Callable[[], bytes]] = {
     ),
     "bad_chatgpt_message_time_string.json": lambda: dumps(
         chatgpt(
+            m1=GPT_BARE_M1,
             m2=gpt_node("m2", "m1", "assistant", "x")
             | {
                 "message": {
@@ -517,7 +542,10 @@ CASES: dict[str, Callable[[], bytes]] = {
     ),
     "bad_discord_author_missing.json": lambda: dumps(discord({k: v for k, v in dc_message().items() if k != "author"})),
     "bad_discord_author_name_empty.json": lambda: dumps(discord(dc_message(author={"id": "5", "name": ""}))),
-    "bad_discord_duplicate_ids.json": lambda: dumps(discord(dc_message("1"), dc_message("1", "again"))),
+    "bad_discord_duplicate_ids.json": lambda: dumps(
+        discord(dc_message("1"), dc_message("1", "again"), dc_message("1", "and again"))
+    ),
+    "ok_discord_one_repeated_id.json": lambda: dumps(discord(dc_message("1"), dc_message("1", "again"))),
     "bad_discord_content_number.json": lambda: dumps(discord(dc_message(content=12))),
     "bad_discord_joins_only.json": lambda: dumps(discord(dc_message(type="GuildMemberJoin", content=""))),
     "bad_discord_id_object.json": lambda: dumps(discord(dc_message(message_id={"value": "1"}))),
