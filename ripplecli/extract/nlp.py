@@ -56,7 +56,8 @@ def _import_spacy() -> Any:
     still loads the real one."""
     stand_ins = {"torch": None, **_cli_stand_ins()}
     placed = [name for name in stand_ins if name not in sys.modules]
-    sys.modules.update({name: stand_ins[name] for name in placed})  # `import torch` raises ImportError meanwhile
+    # `import torch` raises ImportError meanwhile: a None entry blocks an import (typeshed's sys.modules allows none)
+    sys.modules.update({name: stand_ins[name] for name in placed})  # type: ignore[misc]
     try:
         import spacy
     except ImportError as exc:

@@ -142,8 +142,8 @@ class Store(StoreWrites):
         self._con = con  # None: connected on first use (a read-only store opened on its snapshot)
         self.snapshot = snapshot  # what the last writer left for asks that need no SQL (store/snapshot.py)
         self.read_only = read_only
-        self._vectors: Any = None
-        self._lexical: Any = None
+        self._vectors: VectorIndex | None = None
+        self._lexical: LexicalIndex | None = None
         self._meta: dict[str, str] | None = None  # a read-only store's meta, read once (no one writes it meanwhile)
         self.healed: list[str] = []  # what opening for writing finished for an interrupted command
         self.closed = False
