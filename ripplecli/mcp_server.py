@@ -26,9 +26,9 @@ from ripplecli.mcp_stdio import serve_stdio
 try:  # mcp 2.x
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-except ImportError:  # mcp 1.x calls the same server FastMCP
-    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef]
-    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+except ImportError:  # mcp 1.x calls the same server FastMCP (the ignores: mypy checks against the 2.x installed)
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef, attr-defined, unused-ignore]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef, import-not-found, unused-ignore]
 
 log = logging.getLogger("ripplecli.mcp")
 F = TypeVar("F", bound=Callable[..., Any])

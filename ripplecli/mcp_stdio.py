@@ -42,7 +42,7 @@ def sdk_message(text: str) -> Any:
         return _ADAPTER.validate_json(text, by_name=False)
     from mcp.types import JSONRPCMessage
 
-    return JSONRPCMessage.model_validate_json(text)  # type: ignore[attr-defined]
+    return JSONRPCMessage.model_validate_json(text)  # type: ignore[attr-defined, unused-ignore]  # a union in 2.x
 
 
 @dataclass(frozen=True)

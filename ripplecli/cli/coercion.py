@@ -97,4 +97,4 @@ def install() -> None:
         return typers_own(self)
 
     get_runtime_param.plain_first = True  # type: ignore[attr-defined]
-    param_class.get_runtime_param = get_runtime_param
+    param_class.get_runtime_param = get_runtime_param  # type: ignore[method-assign]  # the patch this module is

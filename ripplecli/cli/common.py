@@ -52,7 +52,7 @@ def show_flags_as_flags() -> None:
     """typer's help prints a type beside every option, `--json <bool>` too; a flag takes no value, so show none."""
     option_class = getattr(getattr(typer, "core", None), "TyperOption", None)
     shown = getattr(option_class, "display_type_rich", None)
-    if shown is None or getattr(shown, "flags_as_flags", False):
+    if option_class is None or shown is None or getattr(shown, "flags_as_flags", False):
         return
 
     def display_type_rich(self: Any, ctx: Any) -> str | None:

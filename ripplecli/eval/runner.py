@@ -7,10 +7,10 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ripplecli.errors import InputError
 from ripplecli.eval.locomo import Question, Sample, load_samples
@@ -18,6 +18,9 @@ from ripplecli.eval.metrics import bleu1, covered_turns, token_f1
 from ripplecli.protocols import Encoder
 from ripplecli.registry import EVAL_ANSWERS
 from ripplecli.trace import Answer
+
+if TYPE_CHECKING:
+    import numpy as np
 
 K_MAX = 50  # one recall at the largest K; every smaller K and the budget are prefixes of it
 REPORT_KS = (10, 30)
@@ -280,9 +283,9 @@ class QueryVectors:
     def __init__(self, encoder: Encoder):
         self.encoder = encoder
         self.name, self.dim = encoder.name, encoder.dim
-        self.vectors: dict[str, Any] = {}
+        self.vectors: dict[str, np.ndarray] = {}
 
-    def encode(self, texts: list[str]) -> Any:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         """The wrapped encoder's vectors; a one-text call is served from memory when seen before."""
         if len(texts) != 1:
             return self.encoder.encode(texts)
