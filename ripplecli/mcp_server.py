@@ -100,7 +100,7 @@ def tool_call(method: F) -> F:
                 first = next(iter(str(exc).splitlines()), "")  # a database error goes on with the SQL it ran
                 raise ToolError(f"{method.__name__} failed: {type(exc).__name__}: {first}") from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature F stands for
 
 
 class RippleTools:

@@ -74,7 +74,7 @@ def _cli_stand_ins() -> dict[str, ModuleType]:
     cli = ModuleType("spacy.cli")
     cli.__path__ = []  # a package, so `spacy.cli.info` can be found under it
     info = ModuleType("spacy.cli.info")
-    info.info = _no_info  # type: ignore[attr-defined]
+    info.info = _no_info  # type: ignore[attr-defined]  # a module made here, given its one attribute
     return {"spacy.cli": cli, "spacy.cli.info": info}
 
 

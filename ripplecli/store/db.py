@@ -327,7 +327,7 @@ class Store(StoreWrites):
         for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
             leftover.unlink(missing_ok=True)
         self.con.execute("CHECKPOINT")
-        name = self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        name = self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]  # always a row
         quoted = str(fresh).replace("'", "''")
         try:
             self.con.execute(f"ATTACH '{quoted}' AS ripple_compact")

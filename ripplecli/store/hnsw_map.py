@@ -314,7 +314,7 @@ class _Distances:
         if count == 0:
             return []
         if count > self._capacity:  # never for hnswlib's own lists (at most maxM0 long)
-            self.__init__(self._index, self._query, count)  # type: ignore[misc]
+            self.__init__(self._index, self._query, count)  # type: ignore[misc]  # made again, larger
         self._batch.add_items(self._index.vectors_of(np.asarray(elements, dtype=np.int64)), np.arange(count))
         self._filled = max(self._filled, count)
         slots, distances = self._batch.knn_query(self._query, k=self._filled, num_threads=1)

@@ -437,7 +437,7 @@ class RecallArrays:
         """memory id -> (start, end) of the time its text names, for those that name one."""
         grounded, starts, ends = self._array("grounded"), self._array("time_start"), self._array("time_end")
         return {
-            mid: (_moment(int(starts[row])), _moment(int(ends[row])))  # type: ignore[misc]
+            mid: (_moment(int(starts[row])), _moment(int(ends[row])))  # type: ignore[misc]  # grounded: both set
             for mid, row in self._rows(ids)
             if grounded[row]
         }
