@@ -1,4 +1,4 @@
-"""The library face: `Memory.remember`, the compact recall view, and the README's Python example, run as written."""
+"""The library face: `Memory.remember`, the compact recall view, and the documented Python example, run as written."""
 
 from __future__ import annotations
 
@@ -114,8 +114,8 @@ def test_compact_result_keeps_ids_sources_and_the_trajectory(memory: Memory) -> 
 
 # --- the README, run as a user would -----------------------------------------------------------------
 def readme_python(section: str) -> str:
-    """The first python code block under a README heading."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """The first python code block under a heading of docs/mcp-and-api.md (the README links it)."""
+    text = (REPO / "docs" / "mcp-and-api.md").read_text(encoding="utf-8")
     body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
     match = re.search(r"```python\n(.*?)```", body, re.S)
     assert match, f"no python example under '## {section}'"
@@ -127,8 +127,8 @@ def test_readme_python_api_example_runs(tmp_path: Path, monkeypatch: pytest.Monk
     """Through the real encoder and spaCy, from a folder that looks like the repository root."""
     (tmp_path / "sample_chats").symlink_to(SAMPLE_CHATS)
     monkeypatch.chdir(tmp_path)
-    exec(compile(readme_python("Python API"), "README.md", "exec"), {"__name__": "readme"})
+    exec(compile(readme_python("Python API"), "docs/mcp-and-api.md", "exec"), {"__name__": "readme"})
     printed = capsys.readouterr().out
-    assert "D2:11" in printed and "activation" in printed  # the graph-only seafood turn, as the README shows
+    assert "D2:11" in printed and "activation" in printed  # the graph-only seafood turn, as the page shows
     assert printed.strip().endswith("63 memories")  # the dinner chat's 63 turns, plus one remembered, minus it
     assert (tmp_path / "demo-store" / "ripple.duckdb").exists()

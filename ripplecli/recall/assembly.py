@@ -1,6 +1,6 @@
 """Assembly: how seeds, the activation ranking and new support become one ranked evidence list (docs/method.md).
 
-Every constant here was measured on the LoCoMo dev split; see the README's recall table.
+Every constant here was measured on the LoCoMo dev split; see docs/evaluation.md, "LoCoMo recall by mode".
 """
 
 from __future__ import annotations

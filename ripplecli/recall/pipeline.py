@@ -72,7 +72,7 @@ WANTED_TOP = 5  # memories of the wanted kind added as support (dev: 3, 5 and 10
 WANTED_KINDS: dict[str, Callable[[RecallIndex, int], bool]] = {
     "place": lambda index, mid: bool(index.locations_of.get(mid)),
 }
-# `ripple+sessions` (every constant chosen on conv-26, conv-30 and conv-41; README, "Sessions as units").
+# `ripple+sessions` (every constant chosen on conv-26, conv-30 and conv-41; docs/evaluation.md, "Sessions as units").
 SESSION_FROM_SEEDS = 5  # sessions of the anchors and of this many top seeds are read further (session-local)
 SESSION_LOCAL_TOP = 2  # memories taken from each such session, ranked by the question's vector and cues
 # Session-local recall for list questions only: for every question it cost as much as it found (K = 30 -0.3 pts).
