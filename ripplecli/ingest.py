@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ripplecli.config import Settings
 from ripplecli.cues import canonical_name
-from ripplecli.early_encoding import EarlyEncoder, Foreseen
+from ripplecli.early_encoding import EarlyEncoder, EncodingAhead
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, IngestReport, MemoryDraft, NewMemory, PendingTurn, Session, Turn, Window
@@ -301,7 +301,9 @@ class Ingestor:
                 claimed.add(key)
         return pending
 
-    def _encode_ahead(self, early: EarlyEncoder, conv: Conversation, pending: list[PendingTurn]) -> Foreseen | None:
+    def _encode_ahead(
+        self, early: EarlyEncoder, conv: Conversation, pending: list[PendingTurn]
+    ) -> EncodingAhead | None:
         """Start encoding a batch's restatements before its extraction (they depend only on turns and speakers)."""
         speakers = self._speakers(conv)
         return early.submit(lambda: new_windows(conv, pending, speakers, speakers, self.settings))
@@ -312,7 +314,7 @@ class Ingestor:
         pending: list[PendingTurn],
         report: IngestReport,
         early: EarlyEncoder,
-        foreseen: Foreseen | None,
+        foreseen: EncodingAhead | None,
     ) -> None:
         """Extract, encode, link and write one conversation's new turns in one transaction."""
         speakers = self._speakers(conv)

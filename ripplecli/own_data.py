@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ripplecli.config import GraphParams, Settings
 from ripplecli.errors import DISK_FULL_CODES, InputError, StoreError, known_failure
-from ripplecli.files import replace_atomically, unusable_because
 from ripplecli.inputs import parse_memory_id
-from ripplecli.protocols import Encoder
 
-if TYPE_CHECKING:  # browsing and forgetting load when used, not on every ask
+if TYPE_CHECKING:  # browsing, forgetting and writing files load when used, not on every ask (nor on `--help`)
+    from ripplecli.protocols import Encoder
     from ripplecli.store.forget import ForgetPlan
 
 
-class OwnYourData:
+class StoreUpkeep:
     """Inspect, remove, move and check what a store holds (mixed into `Memory`)."""
 
     path: Path
@@ -210,6 +209,8 @@ def _write_lines(lines: Iterable[str], stream: TextIO) -> int:
 
 def _write_file(path: Path, lines: Iterable[str]) -> int:
     """Into a 0600 temp file beside `path`, then renamed: an export holds private conversations."""
+    from ripplecli.files import replace_atomically, unusable_because
+
     if path.is_dir():
         raise InputError(f"--out {path}: is a folder")
     if not path.parent.is_dir():

@@ -104,12 +104,27 @@ def test_compact_result_keeps_ids_sources_and_the_trajectory(memory: Memory) -> 
         "turn_id": result.evidence[0].source_turns[0],
         "session_id": "2026-04-23",
         "speaker": result.evidence[0].sources[0].speaker,
-        "date": "2026-04-23T19:30:00",
+        "said_at": "2026-04-23T19:30:00",
     }
     trajectory = brief["trajectory"]
     assert trajectory["seeds"]["dense"] and trajectory["rounds"][0]["anchors"]
     found = {m for ids in trajectory["found_by"].values() for m in ids}
     assert found == {e.memory_id for e in result.evidence}
+
+
+def test_the_compact_result_is_the_json_document_made_small(memory: Memory) -> None:
+    """One vocabulary: every key the MCP result keeps has the name and value `ripple ask --json` gives it."""
+    memory.remember([NewTurn("Alex", "Maya loves Harbor Grill.", DAY), NewTurn("Sam", "Maya moved to Lisbon.", DAY)])
+    result = memory.recall("Where does Maya like to eat?", k=2, answer="typed")
+    brief, document = compact_result(result), result.to_dict()
+    for small, full in zip(brief["evidence"], document["evidence"], strict=True):
+        assert {k: v for k, v in small.items() if k != "sources"} == {k: full[k] for k in small if k != "sources"}
+        assert small["sources"] == [{k: s[k] for k in small["sources"][0]} for s in full["sources"]]
+    assert brief["answer"] == {k: document["answer"][k] for k in brief["answer"]}
+    cues = brief["trajectory"]["query_cues"]
+    assert cues == {k: document["trace"]["query_cues"][k] for k in cues}
+    planned = document["trace"]["rounds"][0]["planner"]
+    assert brief["trajectory"]["rounds"][0]["anchors"] == [a["id"] for a in planned["anchors"]]
 
 
 # --- the README, run as a user would -----------------------------------------------------------------

@@ -7,10 +7,12 @@ from datetime import datetime
 
 import numpy as np
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from ripplecli.api import Memory
 from ripplecli.cli import app
+from ripplecli.cli.render import trace_tree
 from ripplecli.graph.antecedents import (
     LLMQuerier,
     MemoryView,
@@ -364,21 +366,11 @@ def test_cli_link_cable_and_graph_stats(tmp_path, fake_settings):
     assert json.loads(again.output)["memories"] == 0
     stats = runner.invoke(app, ["graph", "stats", "--store", str(store)])
     assert stats.exit_code == 0 and "antecedent links (CABLE)" in stats.output
-    traced = runner.invoke(
-        app,
-        [
-            "ask",
-            "What race did Jordan sign up for to raise money?",
-            "--store",
-            str(store),
-            "--mode",
-            "dense+cable",
-            "--k",
-            "6",
-            "--no-answer",
-        ],
-    )
-    assert traced.exit_code == 0 and "query: “" in traced.output
+    with Memory(store, read_only=True, create=False) as memory:  # host mode: an evaluation mode, not ask's
+        result = memory.recall("What race did Jordan sign up for to raise money?", k=6, mode="dense+cable")
+    screen = Console(record=True, width=200)
+    screen.print(trace_tree(result))
+    assert "query: “" in screen.export_text()  # the trace shows the antecedent query CABLE wrote
 
 
 def test_ripple_cable_adds_antecedent_support(store_with_chat):

@@ -81,6 +81,10 @@ def plain(param: Any) -> bool:
 
 def install() -> None:
     """Route plain parameters around pydantic (see the module docstring); a no-op on other typer versions."""
+    from ripplecli.cli.pins import as_written
+
+    if not as_written():
+        return
     try:
         from typer._coercion import build_runtime_param
         from typer.core import _TyperParameter as param_class

@@ -82,8 +82,11 @@ class _Finder:
 
 
 def install() -> None:
-    """Defer the two modules for the renderer's import, unless it is already imported."""
-    if RENDERER not in sys.modules and not any(isinstance(f, _Finder) for f in sys.meta_path):
+    """Defer the two modules for the renderer's import, unless it is already imported or typer is not the version
+    this was written for (ripplecli.cli.pins)."""
+    from ripplecli.cli.pins import as_written
+
+    if as_written() and RENDERER not in sys.modules and not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
 
 

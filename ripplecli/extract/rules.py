@@ -10,10 +10,10 @@ from ripplecli.cues import STOPWORDS, canonical_name, unique
 from ripplecli.extract import timeparse
 from ripplecli.extract.concepts import TIME_WORDS, extract_concepts
 from ripplecli.extract.nlp import parse
-from ripplecli.extract.resolve import resolve_references
 from ripplecli.extract.timeparse import ground_time
 from ripplecli.model import MemoryDraft, Turn, Window, WindowTurn
 from ripplecli.owner import ASSISTANT
+from ripplecli.pronouns import resolve_references
 
 LOCATION_ENTITIES = frozenset({"GPE", "LOC", "FAC"})
 # An ORG next to one of these words is a place people go to ("Pine Grill restaurant", "the Met museum").

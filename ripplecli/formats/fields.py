@@ -279,7 +279,7 @@ class ChatFormat:
     # Auto-detection (ripplecli.formats.detect): given what the reader reads, parsed JSON or a TextDoc, how sure it
     # is that it is its format (0 to SURE); given the file paths of a zip or folder ("tree"), its Claim or None.
     detect: Callable[[Any], Any]
-    reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": a Tree of an export folder's JSON
+    reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": an ExportFolder (a folder or zip) of JSON
     label: str = "JSON"  # what a file of this format is, in a refusal that guesses it: "a Telegram export"
     # The account file an export keeps beside its chats, and how to read the owner's name from its bytes (Claude's
     # users.json); the owner's turns then carry that name instead of the export's role word ("human").

@@ -22,7 +22,7 @@ from ripplecli.formats.detect import (
     text_format,
 )
 from ripplecli.formats.fields import ChatFormat, Claim, Keys, ShapeError, json_path
-from ripplecli.formats.text import TEXT_SUFFIXES, TextDoc, Tree
+from ripplecli.formats.text import TEXT_SUFFIXES, ExportFolder, TextDoc
 from ripplecli.model import Conversation
 from ripplecli.owner import with_owner
 from ripplecli.registry import FORMATS
@@ -98,15 +98,6 @@ def member_name(container: str, path: str) -> str:
     return f"{container}: {path}"
 
 
-def read_file(
-    raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
-) -> list[Conversation]:
-    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`. With
-    `only` (a zip or folder read with an explicit --format), a file detected as another format is UnknownFormat,
-    so it is passed over."""
-    return read_file_as(raw, name, fmt, modified, container, only)[1]
-
-
 def read_file_as(
     raw: bytes,
     name: str,
@@ -116,8 +107,10 @@ def read_file_as(
     only: str | None = None,
     warnings: list[str] | None = None,
 ) -> tuple[str, list[Conversation]]:
-    """read_file, and the format the file was read as; a text file read as --format says though it looks like
-    another format (a WhatsApp chat as notes) adds a line to `warnings`."""
+    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`, and the
+    format it was read as. With `only` (a zip or folder read with an explicit --format), a file detected as another
+    format is UnknownFormat, so it is passed over; a text file read as --format says though it looks like another
+    format (a WhatsApp chat as notes) adds a line to `warnings`."""
     text = _decode(raw, name)
     suffix = PurePosixPath(name).suffix.lower()
     is_json = suffix == ".json" or (text.lstrip()[:1] in ("{", "[") and _json_not_text(text, suffix))
@@ -239,7 +232,7 @@ def _beside(path: Path, reader: ChatFormat) -> bytes | None:
 
 def _read_tree(members: dict[str, tuple[bytes, object]], name: str, chosen: str, claim: Claim) -> Reading:
     """A folder export read as a whole: its reader is given the JSON of the files it claimed, listed as read."""
-    tree = Tree(
+    tree = ExportFolder(
         name,
         {
             path: _parse_json(_decode(raw, member_name(name, path)), member_name(name, path))

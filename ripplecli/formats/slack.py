@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, by_day, from_epoch
 from ripplecli.formats.fields import ChatFormat, Claim, Node, Tolerant, Unique, located, quote
-from ripplecli.formats.text import Tree
+from ripplecli.formats.text import ExportFolder
 from ripplecli.model import Conversation, Turn
 from ripplecli.owner import name_key
 
@@ -39,7 +39,7 @@ def find_root(paths: list[str]) -> str | None:
     return None
 
 
-def parse_slack(tree: Tree, source: str) -> list[Conversation]:
+def parse_slack(tree: ExportFolder, source: str) -> list[Conversation]:
     """Read every conversation of the export; one conversation per channel, a session per day."""
     root = find_root(list(tree.members))
     if root is None:
@@ -76,7 +76,7 @@ def parse_slack(tree: Tree, source: str) -> list[Conversation]:
     return [replace(c, owner_by_name=True, aliases=aliases) for c in conversations]
 
 
-def _member(tree: Tree, path: str, source: str) -> object:
+def _member(tree: ExportFolder, path: str, source: str) -> object:
     """A required member's JSON."""
     if path not in tree.members:
         raise InputError(f"{source}: has no {path}")

@@ -31,7 +31,7 @@ from ripplecli.graph.antecedents import (
 from ripplecli.graph.verifiers import Candidate, RulesVerifier, concept_words, rare_shared
 from ripplecli.model import Edge
 from ripplecli.protocols import LLM, Encoder, VectorIndex
-from ripplecli.registry import LINKS, QUERIERS, VERIFIERS  # noqa: F401  (LINKS kept importable from here)
+from ripplecli.registry import QUERIERS, VERIFIERS
 from ripplecli.runtime.llm import take_failures
 from ripplecli.store import queries
 from ripplecli.store.db import Store

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 from ripplecli.cues import content_tokens
 from ripplecli.graph.antecedents import CAPTION, GENERIC_CUES, AntecedentQuery, MemoryView, about_self
@@ -43,14 +43,6 @@ class Verdict:
     accepted: bool
     score: float
     reason: str
-
-
-class Verifier(Protocol):
-    """Decides which candidates are antecedents of a memory."""
-
-    name: str
-
-    def verify(self, memory: MemoryView, candidates: list[Candidate], speakers: set[str]) -> list[Verdict]: ...
 
 
 def older(candidate: MemoryView, memory: MemoryView) -> bool:

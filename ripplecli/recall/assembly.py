@@ -147,7 +147,7 @@ def seed_set(views: list[ViewHits]) -> list[int]:
     return list(dict.fromkeys(mid for v in views for mid, _ in v.top(SEED_DEPTH[v.view])))
 
 
-def rho_order(store: Store, seeds: list[int], fused, growth: list[Support], vector) -> list[int]:
+def order_by_paper_rho(store: Store, seeds: list[int], fused, growth: list[Support], vector) -> list[int]:
     """The paper's ρ(m) = 1.25·a(q,m) + π(m) + 0.05·I_anchor(m) over seeds and support."""
     ids = list(dict.fromkeys([*seeds, *(s.memory_id for s in growth)]))
     if not ids:

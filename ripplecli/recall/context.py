@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from ripplecli.recall.assembly import focus_speaker
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.planner import Plan, Planner
+from ripplecli.recall.planner import Planner
 from ripplecli.recall.query import QueryCues
 from ripplecli.recall.sessions import Sessions
 from ripplecli.recall.views import Ranked
 from ripplecli.store.db import Store
-from ripplecli.trace import Round, Support, SupportByChannel
+from ripplecli.trace import Plan, Round, Support, SupportByChannel
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +38,7 @@ class RecallParams:
     as_of: datetime | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RecallContext:
     """Everything a growth strategy reads: the store and its maps, the question, its seeds, this call's planner."""
 

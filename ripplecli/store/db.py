@@ -249,7 +249,7 @@ class Store(StoreWrites):
         facts = None
         if not self.read_only:
             self._heal_derived_indexes()
-            facts = snapshot.facts(self)
+            facts = snapshot.recorded_facts(self)
         self._close_connection()
         if facts is not None:
             protect(self.path)
