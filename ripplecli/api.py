@@ -122,11 +122,16 @@ class Memory(StoreUpkeep):
         self.settings = settings
 
     @property
-    def encoder(self):
+    def encoder(self) -> Encoder:
         """The encoder named in the settings, loaded on first use (never on commands that don't encode)."""
         if self._encoder is None:
             self._encoder = self._loaded_encoder()
         return self._encoder
+
+    @encoder.setter
+    def encoder(self, encoder: Encoder) -> None:
+        """Use another encoder giving the same vectors (the evaluation's per-question cache wraps the real one)."""
+        self._encoder = encoder
 
     def _loaded_encoder(self) -> Encoder:
         """The encoder started by load_encoder_soon, else loaded now."""
@@ -145,11 +150,6 @@ class Memory(StoreUpkeep):
 
             self._encoder_loading = load_encoder_soon(self.settings.encoder_backend, self.settings.encoder_model)
 
-    @encoder.setter
-    def encoder(self, encoder) -> None:
-        """Use another encoder giving the same vectors (the evaluation's per-question cache wraps the real one)."""
-        self._encoder = encoder
-
     def _record_settings(self) -> None:
         """Write settings and encoder identity into meta on first ingest (inside a transaction)."""
         if self.store.get_meta("settings") is None:
@@ -159,7 +159,7 @@ class Memory(StoreUpkeep):
                 self.store.set_meta("encoder_dim", int(self.encoder.dim))
 
     @property
-    def llm(self):
+    def llm(self) -> LLM:
         """The local model (--model, $RIPPLE_MODEL or the config file), loaded on first use; ModelError if none."""
         if self._llm is None:
             from ripplecli.local_models import load_llm
@@ -356,7 +356,8 @@ class Memory(StoreUpkeep):
         self._warm_extractor()
         if self.store.count("memories"):
             self.recall("warm up", k=1)
-            self._recaller.warm()  # a server answers many questions: hold the recall maps whole from the start
+            if self._recaller is not None:  # made by that recall
+                self._recaller.warm()  # a server answers many questions: hold the recall maps whole from the start
 
     def _warm_extractor(self) -> None:
         """Load the store's extractor's models (spaCy for the rules one); one that needs the local model stays lazy."""

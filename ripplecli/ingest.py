@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from ripplecli.config import Settings
@@ -128,7 +129,7 @@ def file_hash(path: Path) -> str:
     for file in files:
         digest.update(file.relative_to(path).as_posix().encode() if file != path else b"")
         with file.open("rb") as handle:
-            for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+            for block in iter(partial(handle.read, 1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
 
@@ -276,7 +277,7 @@ class Ingestor:
         flat = [(s, t, turn_hash(conv.conversation_id, s, t)) for s in conv.sessions for t in s.turns]
         stored = queries.turn_hashes(self.store, conv.conversation_id)
         next_position = queries.next_position(self.store, conv.conversation_id)
-        pending = []
+        pending: list[PendingTurn] = []
         for session, turn, digest in flat:
             key = keys[turn.turn_id]
             timed = turn.said_at is not None and not conv.keyed_by_text

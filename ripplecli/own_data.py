@@ -28,6 +28,7 @@ class StoreUpkeep:
     settings: Settings
     _encoder: Encoder | None
     _recaller: Any
+    encoder: Encoder  # Memory's (loaded on first use)
 
     # --- inspect ------------------------------------------------------------------------------
     def list_memories(
@@ -54,7 +55,7 @@ class StoreUpkeep:
 
         if k < 1:
             raise InputError("--k must be at least 1")
-        return search_memories(self.store, lambda: self.encoder, text, k)  # type: ignore[attr-defined]
+        return search_memories(self.store, lambda: self.encoder, text, k)
 
     def show(self, memory_id: int | str) -> dict[str, Any]:
         """One memory with its cues, source turns and edges in every channel."""
@@ -142,14 +143,14 @@ class StoreUpkeep:
         self._encoder = None
         if not records["vector"] and records["memory"]:
             self._check_encoder(header["meta"].get("encoder_name"), path.name)
-        import_records(self.store, header, records, lambda texts: self.encoder.encode(texts))  # type: ignore[attr-defined]
+        import_records(self.store, header, records, lambda texts: self.encoder.encode(texts))
         self.store.rebuild_vector_index()
         self.store.refresh_lexical_index()
         return {kind: len(rows) for kind, rows in records.items()}
 
     def _check_encoder(self, expected: str | None, label: str) -> None:
         """Re-encoding must use the encoder the store was built with, or recall would mix vector spaces."""
-        name = self.encoder.name  # type: ignore[attr-defined]
+        name = self.encoder.name
         if expected is not None and name != expected:
             raise InputError(
                 f"{label}: built with encoder {expected}, but {name} is what loads here; export with --with-vectors"

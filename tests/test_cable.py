@@ -231,6 +231,16 @@ def test_llm_verifier_judges_the_best_matching_candidates_only_under_a_bounded_s
     assert failed.failures[0]["stage"] == "cable:verify"  # a relation outside the list is a schema violation
 
 
+def test_a_model_querier_or_verifier_without_a_model_is_refused(store_with_chat):
+    """They were built around None and failed at their first question."""
+    from ripplecli.errors import InputError
+
+    memory = store_with_chat
+    for params in (CableParams(querier="llm"), CableParams(verifier="llm")):
+        with pytest.raises(InputError, match="needs a local model"):
+            CableLinker(memory.store, memory.encoder, params)
+
+
 # --- steps 2 and 4 against a store -------------------------------------------------------------------
 def test_subtraction_keeps_direct_neighbours_out(store_with_chat):
     memory = store_with_chat

@@ -100,5 +100,5 @@ def install() -> None:
             self._runtime_param = PlainCoercion(descriptor, lambda: build_runtime_param(descriptor))
         return typers_own(self)
 
-    get_runtime_param.plain_first = True  # type: ignore[attr-defined]
-    param_class.get_runtime_param = get_runtime_param
+    get_runtime_param.plain_first = True  # type: ignore[attr-defined]  # the mark that it is patched once
+    param_class.get_runtime_param = get_runtime_param  # type: ignore[method-assign]  # the patch this module is

@@ -57,13 +57,13 @@ def show_flags_as_flags() -> None:
         return
     option_class = getattr(getattr(typer, "core", None), "TyperOption", None)
     shown = getattr(option_class, "display_type_rich", None)
-    if shown is None or getattr(shown, "flags_as_flags", False):
+    if option_class is None or shown is None or getattr(shown, "flags_as_flags", False):
         return
 
     def display_type_rich(self: Any, ctx: Any) -> str | None:
         return None if getattr(self, "is_flag", False) else shown(self, ctx)
 
-    display_type_rich.flags_as_flags = True  # type: ignore[attr-defined]
+    display_type_rich.flags_as_flags = True  # type: ignore[attr-defined]  # the mark that it is patched once
     option_class.display_type_rich = display_type_rich
 
 
@@ -85,7 +85,7 @@ def user_errors(command: F) -> F:
             err_console.print(f"ripple: error: {printable(known)}", markup=False, soft_wrap=True)
             raise typer.Exit(known.exit_code) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature F stands for
 
 
 def rows_table(title: str) -> Table:

@@ -255,14 +255,13 @@ def ingest(
         for line in [*bundle_lines(path.name or str(path), reading.members), *reading.warnings]:
             err_console.print(printable(line), markup=False, soft_wrap=True)
     for report in reports:
-        if line := skipped_line(report):
-            err_console.print(printable(line), markup=False, soft_wrap=True)
+        if skipped := skipped_line(report):
+            err_console.print(printable(skipped), markup=False, soft_wrap=True)
     if hint:
         err_console.print(hint, markup=False, soft_wrap=True)
     for report in reports:
-        line = no_owner_line(report, owner or "")
-        if line:
-            err_console.print(printable(line), markup=False, soft_wrap=True)
+        if unowned := no_owner_line(report, owner or ""):
+            err_console.print(printable(unowned), markup=False, soft_wrap=True)
     rejected = sum(r.rejected for r in reports)
     if rejected:
         err_console.print(

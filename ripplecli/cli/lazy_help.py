@@ -13,7 +13,12 @@ import importlib
 import importlib.machinery
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the loader is checked as importlib's Loader; at run time it is a plain class (see _Loader)
+    from importlib.abc import Loader as _LoaderBase
+else:
+    _LoaderBase = object
 
 RENDERER = "typer.rich_utils"
 DEFERRED = {"rich.markdown": "Markdown", "rich.traceback": "Traceback"}
@@ -38,7 +43,7 @@ def stand_in(module: str, name: str) -> type:
     return _StandIn(name, (), {"__new__": build, "real": staticmethod(real), "__module__": module})
 
 
-class _Loader:
+class _Loader(_LoaderBase):
     """Runs the renderer's module with the placeholders in `sys.modules`, then takes them out again (a plain class:
     importing importlib.abc would cost more than it saves)."""
 

@@ -401,7 +401,7 @@ def _with_turns(conversations: list[Conversation], name: str) -> list[Conversati
 def line_of(text: str, keys: Keys) -> int | None:
     """The line where the value at `keys` (or its deepest existing parent) starts, found on demand."""
     decoder = json.JSONDecoder()
-    position = _WHITESPACE.match(text, 0).end()
+    position = _after_space(text, 0)
     try:
         for key in keys:
             inner = _member_start(text, position, key, decoder)
@@ -419,17 +419,23 @@ def _member_start(text: str, position: int, key: str | int, decoder: json.JSONDe
     if opener not in "[{" or (opener == "{") != isinstance(key, str):
         return None
     index = 0
-    position = _WHITESPACE.match(text, position + 1).end()
+    position = _after_space(text, position + 1)
     while text[position] not in "]}":
         member: str | int = index
         if opener == "{":
-            member, position = json.decoder.scanstring(text, position + 1)
-            position = _WHITESPACE.match(text, text.index(":", position) + 1).end()
+            member, position = decoder.raw_decode(text, position)  # the key, a JSON string
+            position = _after_space(text, text.index(":", position) + 1)
         if member == key:
             return position
         _, position = decoder.raw_decode(text, position)
-        position = _WHITESPACE.match(text, position).end()
+        position = _after_space(text, position)
         if text[position] == ",":
-            position = _WHITESPACE.match(text, position + 1).end()
+            position = _after_space(text, position + 1)
         index += 1
     return None
+
+
+def _after_space(text: str, position: int) -> int:
+    """The first offset from `position` on that is not JSON whitespace."""
+    spaces = _WHITESPACE.match(text, position)
+    return spaces.end() if spaces is not None else position  # the pattern matches the empty string too

@@ -138,7 +138,7 @@ def _verdict_model() -> Any:
     class VerdictOut(BaseModel):
         model_config = ConfigDict(extra="forbid")
         number: Annotated[int, Field(ge=1, le=MAX_SHOWN)]
-        relation: Literal[(*ACCEPTED_RELATIONS, "none")]  # type: ignore[valid-type]
+        relation: Literal[(*ACCEPTED_RELATIONS, "none")]  # type: ignore[valid-type]  # built at run time, for pydantic
         confidence: Annotated[float, Field(ge=0.0, le=1.0)]
 
     class VerdictsOut(BaseModel):

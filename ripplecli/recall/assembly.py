@@ -5,6 +5,8 @@ Every constant here was measured on the LoCoMo dev split; see docs/evaluation.md
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ripplecli.recall.views import Ranked, ViewHits, rrf
 from ripplecli.store.db import Store
 from ripplecli.trace import Support
@@ -103,7 +105,7 @@ def focus_speaker(persons: list[str], speakers: set[str], focus: str | None = No
     return named[0] if len(named) == 1 else None
 
 
-def speaker_first(ranked: list[int], speaker_of: dict[int, str], speaker: str) -> list[int]:
+def speaker_first(ranked: list[int], speaker_of: Mapping[int, str], speaker: str) -> list[int]:
     """The speaker's own memories keep their rank; everyone else's rank as if FOCUS_DEMOTION times further down."""
     place = {m: (i + 1) * (1.0 if speaker_of.get(m) == speaker else FOCUS_DEMOTION) for i, m in enumerate(ranked)}
     return sorted(ranked, key=lambda m: place[m])

@@ -160,7 +160,7 @@ def with_antecedents(base_round: RoundStep, channel: str) -> RoundStep:
 
     def one_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
         step = base_round(ctx, plan, evidence)
-        target = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.vector
+        target = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.question_vector()
         taken = evidence | {s.memory_id for s in step.support}
         step.support += diffusion_support(ctx.store, plan.anchor_ids, target, taken, channel)
         return step

@@ -59,6 +59,13 @@ class RecallContext:
         if self.sessions is None:
             self.sessions = Sessions(self.index)
 
+    def question_vector(self) -> np.ndarray:
+        """The question's vector, for a strategy of a mode that encodes it (every mode that grows or has a dense
+        view does: Recaller._views)."""
+        if self.vector is None:
+            raise RuntimeError("this recall mode did not encode the question")
+        return self.vector
+
     def kind_vector(self) -> np.ndarray | None:
         """The question's vector plus KIND_WEIGHT times its kind word's: what a list's items are near (or None)."""
         if self.kind is None or self.vector is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -223,7 +224,8 @@ def _ids(shown: list[Candidate]) -> list[int]:
 
 def _stated_names(names: list[str], cues: QueryCues, kind: str, problems: list[str]) -> list[str]:
     """Target names the question contains (or its resolved I/me/my); the others are dropped and recorded."""
-    kept, dropped = [], []
+    kept: list[str] = []
+    dropped: list[str] = []
     for name in dict.fromkeys(canonical_name(n) for n in names if canonical_name(n)):
         (kept if text_names(cues.text, name, [cues.owner]) else dropped).append(name)
     if dropped:
@@ -231,8 +233,10 @@ def _stated_names(names: list[str], cues: QueryCues, kind: str, problems: list[s
     return kept
 
 
-def _stated_time(days: list[str] | None, cues: QueryCues, problems: list[str]):
+def _stated_time(days: list[str] | None, cues: QueryCues, problems: list[str]) -> tuple[datetime, datetime] | None:
     """The question's own time range; the model's only when the question states a time the rules did not resolve."""
+    if not days:  # the model gave none
+        return cues.time_range
     span, error = parse_days(days)
     if cues.time_range or not span:
         if error:

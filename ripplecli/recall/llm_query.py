@@ -200,8 +200,12 @@ def _restatement(semantic_query: str, question: str, problems: list[str]) -> str
     return restated
 
 
-def _time(days: list[str] | None, rules: tuple[datetime, datetime] | None, question: str, problems: list[str]):
+def _time(
+    days: list[str] | None, rules: tuple[datetime, datetime] | None, question: str, problems: list[str]
+) -> tuple[datetime, datetime] | None:
     """The model's time range when it is valid, the question states a time, and the rules resolved none exactly."""
+    if not days:  # the model gave none
+        return rules
     span, error = parse_days(days)
     if span and not rules and not states_time(question):
         problems.append(f"time range {days[0]} … {days[1]} dropped: the question states no time")

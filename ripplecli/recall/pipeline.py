@@ -112,10 +112,11 @@ class Recaller:
         current = self._index
         if current is None or (refresh and current.version != self.store.version("memories")):
             on_demand = self.on_demand == "always" or (self.on_demand == "first" and not whole)
-            self._index = RecallIndex.open(self.store) if on_demand else self._load_whole()
+            current = RecallIndex.open(self.store) if on_demand else self._load_whole()
         elif refresh and current.lazy and self.on_demand == "first":
-            self._index = self._load_whole()
-        return self._index
+            current = self._load_whole()
+        self._index = current
+        return current
 
     def warm(self) -> None:
         """Load the recall maps whole now (a long-lived process), instead of on its second question."""
@@ -220,8 +221,8 @@ class Recaller:
         if "dense" in mode.views or mode.growth != "none":
             self.store.vector_index()  # read from disk while the encoder may still be loading
             vector = self._vector(index, asked, content)
-        if "dense" in mode.views:
-            made["dense"] = dense_view(self.store, vector, depth)
+            if "dense" in mode.views:
+                made["dense"] = dense_view(self.store, vector, depth)
         return [made[name] for name in mode.views], vector
 
     # --- ordering ------------------------------------------------------------------------------
@@ -426,7 +427,7 @@ def _host_links(
     """CABLE host mode: antecedent neighbours of the results replace the lowest-ranked ones."""
     from ripplecli.recall.cable import host_cable
 
-    ranked, picks = host_cable(ctx.store, ranked, ctx.vector, ctx.params.k, mode.host)
+    ranked, picks = host_cable(ctx.store, ranked, ctx.question_vector(), ctx.params.k, mode.host)
     growth.support += picks
     return ranked, {mode.host: ctx.shown(picks)}
 
@@ -437,7 +438,8 @@ def _rounds(ctx: RecallContext, one_round: RoundStep, lists: bool = False) -> Gr
     With `lists`, a list question whose target is still open after the asked rounds gets one more (LIST_ROUNDS)."""
     index = ctx.index
     evidence = list(ctx.seeds)
-    growth = Growth(rounds=[])
+    rounds: list[Round] = []
+    growth = Growth(rounds=rounds)
     lists = lists and ctx.cues.many and ctx.params.rounds > 0
     budget = max(ctx.params.rounds, LIST_ROUNDS) if lists else ctx.params.rounds
     for number in range(budget):
@@ -446,7 +448,7 @@ def _rounds(ctx: RecallContext, one_round: RoundStep, lists: bool = False) -> Gr
             ctx.cues, memories.candidates(index, [(m, ctx.fused.get(m, 0.0)) for m in ranked]), index.speakers
         )
         record = Round(number + 1, plan)
-        growth.rounds.append(record)
+        rounds.append(record)
         if not plan.proceed or not plan.anchors:
             record.stopped = plan.stop_reason or "no anchors"
             break
@@ -554,7 +556,7 @@ def _list_items(ctx: RecallContext, taken: set[int]) -> list[Support]:
 def _paper_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
     """Semantic channel scored by the target sentence's vector, structural by the target cues."""
     store = ctx.store
-    target_vector = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.vector
+    target_vector = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.question_vector()
     by_vector = cosine_scorer(store, target_vector)
     by_cues = _cue_scorer(ctx.index, plan)
     found: list[Support] = []
