@@ -8,11 +8,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from ripplecli.config import Settings
 from ripplecli.cues import canonical_name
-from ripplecli.early_encoding import EarlyEncoder, Foreseen
+from ripplecli.early_encoding import EarlyEncoder, EncodingAhead
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, IngestReport, MemoryDraft, NewMemory, PendingTurn, Session, Turn, Window
@@ -154,7 +155,7 @@ def file_hash(path: Path) -> str:
     for file in files:
         digest.update(file.relative_to(path).as_posix().encode() if file != path else b"")
         with file.open("rb") as handle:
-            for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+            for block in iter(partial(handle.read, 1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
 
@@ -337,7 +338,7 @@ class Ingestor:
         flat = [(s, t, turn_hash(conv.conversation_id, s, t)) for s in conv.sessions for t in s.turns]
         stored = queries.turn_hashes(self.store, conv.conversation_id)
         next_position = queries.next_position(self.store, conv.conversation_id)
-        pending = []
+        pending: list[PendingTurn] = []
         for session, turn, digest in flat:
             key = keys[turn.turn_id]
             timed = turn.said_at is not None and not conv.keyed_by_text
@@ -361,7 +362,9 @@ class Ingestor:
                 claimed.add(key)
         return pending
 
-    def _encode_ahead(self, early: EarlyEncoder, conv: Conversation, pending: list[PendingTurn]) -> Foreseen | None:
+    def _encode_ahead(
+        self, early: EarlyEncoder, conv: Conversation, pending: list[PendingTurn]
+    ) -> EncodingAhead | None:
         """Start encoding a batch's restatements before its extraction (they depend only on turns and speakers)."""
         speakers = self._speakers(conv)
         return early.submit(lambda: new_windows(conv, pending, speakers, speakers, self.settings))
@@ -372,7 +375,7 @@ class Ingestor:
         pending: list[PendingTurn],
         report: IngestReport,
         early: EarlyEncoder,
-        foreseen: Foreseen | None,
+        foreseen: EncodingAhead | None,
     ) -> None:
         """Extract, encode, link and write one conversation's new turns in one transaction."""
         speakers = self._speakers(conv)

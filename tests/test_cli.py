@@ -74,7 +74,7 @@ def test_ingest_prints_a_summary_and_json(store, tmp_path):
         (["ask", "   "], "the question is empty"),
         (["ask", "hiking", "--k", "0"], "--k must be at least 1"),
         (["ask", "hiking", "--rounds", "-1"], "--rounds must be 0 or more"),
-        (["ask", "hiking", "--mode", "nope"], "unknown mode 'nope'"),
+        (["ask", "hiking", "--mode", "nope"], "unknown --mode 'nope'"),
         (["ask", "hiking", "--as-of", "last tuesday"], "--as-of"),
     ],
 )

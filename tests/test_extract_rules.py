@@ -10,11 +10,10 @@ import pytest
 from extract_helpers import locomo_conversation
 
 from ripplecli.cues import cue_key, match_cues
-from ripplecli.extract.base import EXTRACTORS
 from ripplecli.extract.rules import RulesExtractor
 from ripplecli.extract.windows import make_windows
 from ripplecli.model import Conversation, MemoryDraft, Session, Turn
-from ripplecli.registry import resolve
+from ripplecli.registry import EXTRACTORS, resolve
 
 pytestmark = pytest.mark.slow
 

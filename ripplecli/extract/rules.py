@@ -10,10 +10,10 @@ from ripplecli.cues import STOPWORDS, canonical_name, unique
 from ripplecli.extract import timeparse
 from ripplecli.extract.concepts import TIME_WORDS, extract_concepts
 from ripplecli.extract.nlp import parse
-from ripplecli.extract.resolve import resolve_references
 from ripplecli.extract.timeparse import ground_time
 from ripplecli.model import MemoryDraft, Turn, Window, WindowTurn
 from ripplecli.owner import ASSISTANT
+from ripplecli.pronouns import resolve_references
 
 LOCATION_ENTITIES = frozenset({"GPE", "LOC", "FAC"})
 # Turns are parsed in passes of at most this many words (a longer turn alone). measured: a parsed spaCy doc holds

@@ -177,7 +177,7 @@ def _canvas_text(content: Node) -> str:
         return ""
     if isinstance(payload.get("content"), str):
         return Node(payload["content"], text.keys).string()
-    updates = payload.get("updates") if isinstance(payload.get("updates"), list) else []
+    updates = found if isinstance(found := payload.get("updates"), list) else []
     pieces = [u["replacement"] for u in updates if isinstance(u, dict) and isinstance(u.get("replacement"), str)]
     return Node("\n".join(pieces), text.keys).string()
 

@@ -9,12 +9,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ripplecli.errors import InputError
 from ripplecli.model import Conversation
 
 Keys = tuple[str | int, ...]
+T = TypeVar("T")
 
 MAX_TEXT_CHARS = 200_000  # one turn larger than a long book chapter is a broken export, not a chat message
 
@@ -98,15 +99,15 @@ class Node:
         """An error about this value."""
         return ShapeError(self.keys, problem)
 
-    def _expect(self, kind: type, wanted: str) -> None:
-        """Refuse a value of the wrong JSON type before anything relies on it."""
+    def _expect(self, kind: type[T], wanted: str) -> T:
+        """The value, refused if of the wrong JSON type before anything relies on it."""
         if not isinstance(self.value, kind):
             raise self.fail(f"must be {wanted}, got {json_type(self.value)}")
+        return self.value
 
     def fields(self) -> dict:
         """The value as an object."""
-        self._expect(dict, "an object")
-        return self.value  # type: ignore[return-value]
+        return self._expect(dict, "an object")
 
     def at(self, key: str) -> Node:
         """A required member; a missing key is named by its full path."""
@@ -122,13 +123,12 @@ class Node:
 
     def items(self) -> list[Node]:
         """The elements of an array, each with its index in the path."""
-        self._expect(list, "an array")
-        return [Node(value, (*self.keys, index)) for index, value in enumerate(self.value)]  # type: ignore[arg-type]
+        values = self._expect(list, "an array")
+        return [Node(value, (*self.keys, index)) for index, value in enumerate(values)]
 
     def string(self) -> str:
         """Any string, cleaned; may be empty."""
-        self._expect(str, "a string")
-        text = clean_text(self.value)  # type: ignore[arg-type]
+        text = clean_text(self._expect(str, "a string"))
         if len(text) > MAX_TEXT_CHARS:
             raise self.fail(f"is {len(text):,} characters long; ripple reads at most {MAX_TEXT_CHARS:,}")
         return text
@@ -288,7 +288,7 @@ class ChatFormat:
     # Auto-detection (ripplecli.formats.detect): given what the reader reads, parsed JSON or a TextDoc, how sure it
     # is that it is its format (0 to SURE); given the file paths of a zip or folder ("tree"), its Claim or None.
     detect: Callable[[Any], Any]
-    reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": a Tree of an export folder's JSON
+    reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": an ExportFolder (a folder or zip) of JSON
     label: str = "JSON"  # what a file of this format is, in a refusal that guesses it: "a Telegram export"
     # The account file an export keeps beside its chats, and how to read the owner's name from its bytes (Claude's
     # users.json); the owner's turns then carry that name instead of the export's role word ("human").

@@ -23,7 +23,7 @@ from ripplecli.formats.detect import (
 )
 from ripplecli.formats.fields import ChatFormat, Claim, Keys, ShapeError, json_path
 from ripplecli.formats.stream import StreamedFile
-from ripplecli.formats.text import TEXT_SUFFIXES, TextDoc, Tree
+from ripplecli.formats.text import TEXT_SUFFIXES, ExportFolder, TextDoc
 from ripplecli.model import Conversation
 from ripplecli.owner import with_owner
 from ripplecli.registry import FORMATS
@@ -120,15 +120,6 @@ def member_name(container: str, path: str) -> str:
     return f"{container}: {path}"
 
 
-def read_file(
-    raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
-) -> list[Conversation]:
-    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`. With
-    `only` (a zip or folder read with an explicit --format), a file detected as another format is UnknownFormat,
-    so it is passed over."""
-    return read_file_as(raw, name, fmt, modified, container, only)[1]
-
-
 def read_file_as(
     raw: bytes,
     name: str,
@@ -138,8 +129,10 @@ def read_file_as(
     only: str | None = None,
     warnings: list[str] | None = None,
 ) -> tuple[str, list[Conversation]]:
-    """read_file, and the format the file was read as; a text file read as --format says though it looks like
-    another format (a WhatsApp chat as notes) adds a line to `warnings`."""
+    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`, and the
+    format it was read as. With `only` (a zip or folder read with an explicit --format), a file detected as another
+    format is UnknownFormat, so it is passed over; a text file read as --format says though it looks like another
+    format (a WhatsApp chat as notes) adds a line to `warnings`."""
     text = _decode(raw, name)
     suffix = PurePosixPath(name).suffix.lower()
     is_json = suffix == ".json" or (text.lstrip()[:1] in ("{", "[") and _json_not_text(text, suffix))
@@ -261,7 +254,7 @@ def _beside(path: Path, reader: ChatFormat) -> bytes | None:
 
 def _read_tree(members: dict[str, tuple[bytes, object]], name: str, chosen: str, claim: Claim) -> Reading:
     """A folder export read as a whole: its reader is given the JSON of the files it claimed, listed as read."""
-    tree = Tree(
+    tree = ExportFolder(
         name,
         {
             path: _parse_json(_decode(raw, member_name(name, path)), member_name(name, path))
@@ -430,7 +423,7 @@ def _with_turns(conversations: list[Conversation], name: str) -> list[Conversati
 def line_of(text: str, keys: Keys) -> int | None:
     """The line where the value at `keys` (or its deepest existing parent) starts, found on demand."""
     decoder = json.JSONDecoder()
-    position = _WHITESPACE.match(text, 0).end()
+    position = _after_space(text, 0)
     try:
         for key in keys:
             inner = _member_start(text, position, key, decoder)
@@ -448,17 +441,23 @@ def _member_start(text: str, position: int, key: str | int, decoder: json.JSONDe
     if opener not in "[{" or (opener == "{") != isinstance(key, str):
         return None
     index = 0
-    position = _WHITESPACE.match(text, position + 1).end()
+    position = _after_space(text, position + 1)
     while text[position] not in "]}":
         member: str | int = index
         if opener == "{":
-            member, position = json.decoder.scanstring(text, position + 1)
-            position = _WHITESPACE.match(text, text.index(":", position) + 1).end()
+            member, position = decoder.raw_decode(text, position)  # the key, a JSON string
+            position = _after_space(text, text.index(":", position) + 1)
         if member == key:
             return position
         _, position = decoder.raw_decode(text, position)
-        position = _WHITESPACE.match(text, position).end()
+        position = _after_space(text, position)
         if text[position] == ",":
-            position = _WHITESPACE.match(text, position + 1).end()
+            position = _after_space(text, position + 1)
         index += 1
     return None
+
+
+def _after_space(text: str, position: int) -> int:
+    """The first offset from `position` on that is not JSON whitespace."""
+    spaces = _WHITESPACE.match(text, position)
+    return spaces.end() if spaces is not None else position  # the pattern matches the empty string too
