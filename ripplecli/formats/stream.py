@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ripplecli.errors import InputError
 from ripplecli.formats.fields import ChatFormat, Node, ShapeError, json_path
@@ -137,7 +137,7 @@ def _with_turns(conversation: Conversation) -> Conversation | None:
 
 def _records(path: Path, name: str, reader: ChatFormat, count: int | None) -> Iterator[Conversation]:
     """The reader's conversations of the file, parsed record by record; a syntax or shape error is one line."""
-    import ijson
+    ijson = _ijson()
 
     head = _head(path, name, reader)
     lists = [_nodes(path, name, prefix) for prefix in reader.streams]
@@ -157,7 +157,7 @@ def _chained(lists: list[Iterator[Node]]) -> Iterator[Node]:
 
 def _nodes(path: Path, name: str, prefix: str) -> Iterator[Node]:
     """The records at `prefix`, each with its JSON path (`chats.list[3]`)."""
-    import ijson
+    ijson = _ijson()
 
     keys = tuple(part for part in prefix.split(".") if part != "item")
     with _opened(path, name) as handle:
@@ -170,7 +170,7 @@ def _nodes(path: Path, name: str, prefix: str) -> Iterator[Node]:
 
 def _head(path: Path, name: str, reader: ChatFormat) -> dict:
     """The top-level members a reader wants beside its records (a Telegram account's `personal_information`)."""
-    import ijson
+    ijson = _ijson()
 
     head = {}
     for key in reader.stream_head:
@@ -182,6 +182,13 @@ def _head(path: Path, name: str, reader: ChatFormat) -> dict:
         if found is not None:
             head[key] = found
     return head
+
+
+def _ijson() -> Any:
+    """ijson, imported when a big file is read (its C backend, yajl2_c, when installed)."""
+    import ijson  # type: ignore[import-untyped]
+
+    return ijson
 
 
 class _opened:
@@ -224,14 +231,14 @@ def _fits(sample: object, prefix: str) -> bool:
 def _sample(path: Path, name: str) -> object:
     """What detection sees of a big file: a top-level list's first element (as a one-element list), or the top-level
     object with every list in it cut to its first element."""
-    import ijson
+    ijson = _ijson()
 
     with _opened(path, name) as handle:
         try:
             events = ijson.parse(handle, use_float=True)
             _, event, value = next(events)
             if event == "start_array":
-                return _skeleton(events, [[]])[:1]
+                return _skeleton(events, [[]])
             return _skeleton(events, [{}]) if event == "start_map" else value
         except (ijson.JSONError, UnicodeDecodeError) as err:
             raise _not_json(name, err) from None
