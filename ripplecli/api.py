@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the store, the write path (numpy, graph), recall and answer
     # the choices above without them
     from ripplecli.answer.base import AnswerStream, ModelProvider
     from ripplecli.formats.load import Member, Reading  # noqa: F401  (Member: the annotation cli/ingest.py reads)
+    from ripplecli.formats.stream import StreamedFile
     from ripplecli.ingest import IngestReport, Progress
     from ripplecli.local_models import FoundModel
     from ripplecli.model import Conversation
@@ -65,11 +66,6 @@ __all__ = [
     "parse_memory_id",
     "parse_time",
 ]
-# A file is read and checked whole, in memory, before its first write: beyond this many turns it is refused
-# (split it) rather than let one ingest grow without bound. Ingest itself runs in batches of 500 turns, so what
-# grows with the file is only its parsed turns (~0.8 KB each) and the vector index (~2 KB per memory): a
-# 50,000-turn file peaked at 755 MB, and 100,000 stays near 1 GB, under the 1.5 GB bound.
-MAX_TURNS_PER_FILE = 100_000
 
 
 @dataclass(frozen=True)
@@ -185,27 +181,29 @@ class Memory(StoreUpkeep):
         conversations: Sequence[Conversation] | None = None,
         owner: str | None = None,
         default_owner: str | None = None,
+        stream: StreamedFile | None = None,
     ) -> IngestReport:
-        """Ingest a chat file (or its already parsed `conversations`); a bad file raises InputError, writes nothing.
+        """Ingest a chat file (or its already parsed `conversations`, or the big export `stream` read_export checked);
+        a bad file raises InputError, writes nothing. A big export is read a chunk of conversations at a time, and
+        a rerun after a kill adds only what the killed run had not committed.
 
         `owner`: the name the owner's turns are stored under (default: `me` in the config, else `default_owner`, else
         the export's own name for them, e.g. "User"); the report says which name was used. `owner` (or `me`) also
         names the owner of a chat whose export does not say who it is (a group chat): the person of that name."""
         path = Path(path)
         self.load_encoder_soon()  # beside reading and checking the file
-        if conversations is None:
-            conversations = read_chat(path, fmt)  # checks the turn count itself
-        else:
-            check_turn_count(conversations, path.name)
+        if conversations is None and stream is None:
+            reading = read_export(path, fmt)
+            conversations, stream = reading.conversations, reading.stream
+        chosen = dict(extractor=extractor, progress=progress, links=links, owner=owner, default_owner=default_owner)
+        if stream is not None:
+            from ripplecli.ingest import FileSummary
+
+            whole = FileSummary(stream.conversations, stream.turns, stream.witnesses)
+            ingestor = self._ingestor(stream.witnesses, **chosen)  # type: ignore[arg-type]
+            return ingestor.ingest_chunks(stream.chunks(), str(path), _file_hash(path), whole)
         return self.ingest_conversations(
-            conversations,
-            label=str(path),
-            content_hash=_file_hash(path),
-            extractor=extractor,
-            progress=progress,
-            links=links,
-            owner=owner,
-            default_owner=default_owner,
+            conversations or [], label=str(path), content_hash=_file_hash(path), **chosen  # type: ignore[arg-type]
         )
 
     def ingest_conversations(
@@ -222,15 +220,28 @@ class Memory(StoreUpkeep):
     ) -> IngestReport:
         """Ingest already parsed conversations (used by the API, the evaluation and MCP); `links="cable"` adds CABLE.
         `owner` and `default_owner` as in ingest."""
+        ingestor = self._ingestor(conversations, extractor, progress, links, owner, default_owner)
+        return ingestor.ingest(conversations, label, content_hash)
+
+    def _ingestor(
+        self,
+        conversations: Sequence[Conversation],
+        extractor: str | None,
+        progress: Progress | None,
+        links: str | None,
+        owner: str | None,
+        default_owner: str | None,
+    ):
+        """The write phase for this store, its extractor and linker loaded (a model that cannot load fails here,
+        before any write); `conversations` (or a big file's witnesses) say whether the owner is to be named."""
         self.load_encoder_soon()
-        chosen = self._extractor(extractor)  # a model that cannot load fails here, before any write
+        chosen = self._extractor(extractor)
         linker = self._linker(links)
         owner = owner_name(conversations, owner)
         self._record_settings()
         from ripplecli.ingest import Ingestor
 
-        ingestor = Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner, default_owner)
-        return ingestor.ingest(conversations, label, content_hash)
+        return Ingestor(self.store, self.settings, self.encoder, chosen, progress, linker, owner, default_owner)
 
     def _linker(self, links: str | None, **params: Any):
         """The CABLE linker for `links` ("cable": rules, "cable-llm": the configured model), or None."""
@@ -388,28 +399,17 @@ def owner_name(conversations: Sequence[Conversation], given: str | None) -> str 
 
 # --- remember: turns told to an assistant ----------------------------------------------------------
 def read_chat(path: str | Path, fmt: str = "auto") -> list[Conversation]:
-    """A chat file's conversations, refused beyond MAX_TURNS_PER_FILE turns (checked before anything is written)."""
-    return read_export(path, fmt).conversations
+    """A chat file's conversations, checked whole before anything is written."""
+    return read_export(path, fmt, stream=False).conversations
 
 
-def read_export(path: str | Path, fmt: str = "auto") -> Reading:
-    """read_chat, and for a zip or folder which of its files were read as what and which were passed over."""
+def read_export(path: str | Path, fmt: str = "auto", stream: bool = True) -> Reading:
+    """read_chat, and for a zip or folder which of its files were read as what and which were passed over. With
+    `stream`, a big export (a heavy user's ChatGPT conversations.json, a Telegram account) is checked record by
+    record and comes as `Reading.stream`, for `Memory.ingest(path, stream=...)`: no file is held whole."""
     from ripplecli.formats.load import read_input
 
-    path = Path(path)
-    reading = read_input(path, fmt)
-    check_turn_count(reading.conversations, path.name)
-    return reading
-
-
-def check_turn_count(conversations: Sequence[Conversation], label: str) -> None:
-    """The documented bound on one ingest file, as one line naming the file."""
-    total = sum(len(s.turns) for c in conversations for s in c.sessions)
-    if total > MAX_TURNS_PER_FILE:
-        raise InputError(
-            f"{label}: {total:,} turns; ripple ingests at most {MAX_TURNS_PER_FILE:,} turns per file "
-            "(split it, e.g. by conversation, and ingest the parts)"
-        )
+    return read_input(Path(path), fmt, stream=stream)
 
 
 def check_turns(batch: Sequence[NewTurn], conversation: str, session: str | None) -> None:

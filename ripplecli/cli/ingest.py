@@ -210,14 +210,17 @@ def ingest(
     `me` in the config, else asked once on a terminal. A group chat, a Slack or a
     Discord export does not say who you are: the person `--me` (or `me`) names is.
 
-    A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
+    A big export (a ChatGPT conversations.json, a Telegram account's result.json)
+    is read a conversation at a time, so any size fits in memory; if the ingest
+    is stopped, running the same command again adds the rest.
     """
     from ripplecli import api
 
     api.start_encoder()  # the default encoder loads beside reading the files and opening the store
     api.check_format(fmt)  # before any file is opened
     readings = [(path, api.read_export(path, fmt)) for path in files]  # every file checked before any write
-    parsed = [(path, reading.conversations) for path, reading in readings]
+    # a big export's few conversations that say how its owner is named stand for it (ripplecli.formats.stream)
+    parsed = [(path, r.stream.witnesses if r.stream else r.conversations) for path, r in readings]
     if not parsed:
         raise InputError("no files given")
     if extractor == "llm" or links == "cable-llm":
@@ -228,7 +231,7 @@ def ingest(
 
     with open_memory(store) as memory, progress_bar(TextColumn("{task.fields[rate]}")) as bar:
         memory.model = model
-        for path, conversations in parsed:
+        for path, reading in readings:
             task = bar.add_task(escaped(path.name), total=None, rate="")
             started = time.perf_counter()
 
@@ -239,7 +242,8 @@ def ingest(
             reports.append(
                 memory.ingest(
                     path,
-                    conversations=conversations,
+                    conversations=reading.conversations,
+                    stream=reading.stream,
                     extractor=extractor,
                     progress=advance,
                     links=links,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,10 +231,19 @@ def records(data: object, source: str, id_keys: tuple[str, ...], kind: str) -> I
     record gives, else one made from the file name; a duplicate id is an error at the record that repeats it."""
     root = Node(data)
     nodes = root.items() if isinstance(data, list) else [root]
+    return records_of(nodes, len(nodes), source, id_keys, kind)
+
+
+def records_of(
+    nodes: Iterable[Node], count: int | None, source: str, id_keys: tuple[str, ...], kind: str
+) -> Iterator[tuple[Node, str]]:
+    """records of nodes read one at a time (ripplecli.formats.stream); `count` None (not known yet) names a record
+    without an id as one of several."""
     ids = Unique(kind)
     for index, node in enumerate(nodes):
         given = next((found for key in id_keys if (found := node.get(key))), None)
-        yield node, ids.claim(given.text() if given else default_id(source, index, len(nodes)), node.keys)
+        made = default_id(source, index, 2 if count is None else count)
+        yield node, ids.claim(given.text() if given else made, node.keys)
 
 
 def with_caption(text: str, caption: str) -> str:
@@ -289,3 +298,9 @@ class ChatFormat:
     # a file no reader claims is named after the format whose keys it shares most ("looks most like a Telegram
     # export, but has no "id"").
     hints: frozenset[str] = frozenset()
+    # A reader that takes a big file one record at a time (ripplecli.formats.stream): the ijson prefixes of its
+    # record lists ("item": a top-level list), the top-level members it wants beside them, and its parser of
+    # (those members, the records as Nodes, how many there are or None, file name) -> conversations, in order.
+    streams: tuple[str, ...] = ()
+    stream_head: tuple[str, ...] = ()
+    parse_records: Callable[[dict, Iterable[Node], int | None, str], Iterator[Conversation]] | None = None

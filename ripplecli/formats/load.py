@@ -22,6 +22,7 @@ from ripplecli.formats.detect import (
     text_format,
 )
 from ripplecli.formats.fields import ChatFormat, Claim, Keys, ShapeError, json_path
+from ripplecli.formats.stream import StreamedFile
 from ripplecli.formats.text import TEXT_SUFFIXES, ExportFolder, TextDoc
 from ripplecli.model import Conversation
 from ripplecli.owner import with_owner
@@ -51,6 +52,9 @@ class Reading:
     conversations: list[Conversation]
     members: list[Member] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # A big export checked record by record (read_input with stream=True): its conversations come in chunks from
+    # stream.chunks(), and `conversations` is empty.
+    stream: StreamedFile | None = None
 
 
 def reads(fmt: str) -> str:
@@ -72,12 +76,16 @@ def read_conversations(path: Path, fmt: str = "auto") -> list[Conversation]:
     return read_input(path, fmt).conversations
 
 
-def read_input(path: Path, fmt: str = "auto") -> Reading:
-    """read_conversations, and for a zip or folder what was read of it as what, and what was passed over."""
+def read_input(path: Path, fmt: str = "auto", stream: bool = False) -> Reading:
+    """read_conversations, and for a zip or folder what was read of it as what, and what was passed over. With
+    `stream`, a big JSON file whose format reads records one at a time is checked record by record and comes back
+    as `Reading.stream` (ripplecli.formats.stream), so it is never held whole."""
     name = path.name or str(path)
     check_format(fmt, name)
     info = _stat(path, name)
     others: list[Member] = []
+    if stream and (streamed := _streamed(path, name, fmt, info)) is not None:
+        return Reading([], stream=streamed)
     if stat.S_ISDIR(info.st_mode):
         reading = read_bundle(dict(folder_members(path, name, others)), name, fmt)
     else:
@@ -91,6 +99,20 @@ def read_input(path: Path, fmt: str = "auto") -> Reading:
             reading = Reading(named_by_account(found, reader, _beside(path, reader)), warnings=warnings)
     members = sorted(reading.members + others, key=lambda member: member.path)
     return Reading(_with_turns(reading.conversations, name), members, reading.warnings)
+
+
+def _streamed(path: Path, name: str, fmt: str, info: os.stat_result) -> StreamedFile | None:
+    """The big regular JSON file checked record by record, or None when it is to be read whole."""
+    from ripplecli.formats.stream import can_stream, open_stream
+
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(4096)
+    except OSError as err:
+        raise _unreadable(name, err) from None
+    return open_stream(path, name, fmt) if can_stream(start, info.st_size, fmt) else None
 
 
 def member_name(container: str, path: str) -> str:
