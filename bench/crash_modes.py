@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from crash import RIPPLE, counts, files_holding, ingest_whole, words_only_in, write_conversation
+from crash_parts import RIPPLE, counts, files_holding, ingest_whole, words_only_in, write_conversation
 
 DISK_FULL = re.compile(r"^ripple: error: disk full while ([^;]+); nothing was lost; free space and run the same "
                        r"command again$")  # fmt: skip

@@ -32,10 +32,10 @@ from ripplecli.api import Memory
 from ripplecli.cues import content_tokens
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
 from ripplecli.eval.metrics import evidence_recall
-from ripplecli.extract.timewords import names, states_time
 from ripplecli.model import Conversation, Session
 from ripplecli.recall.llm_query import TEXT_MODES, LLMQueryAnalyzer
 from ripplecli.runtime.llm import LlamaCppLLM, LLMOutputError, ModelOptions
+from ripplecli.timewords import names, states_time
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ripplecli.config import disable_telemetry
+from ripplecli.version import __version__
 
 disable_telemetry()  # before any ripple module imports onnxruntime: every entry point (CLI, API, MCP, eval) is here
-
-__version__ = "0.1.0"
 __all__ = ["Memory", "__version__"]
 
 if TYPE_CHECKING:

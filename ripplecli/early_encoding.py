@@ -16,7 +16,7 @@ from ripplecli.model import Window
 
 
 @dataclass
-class Foreseen:
+class EncodingAhead:
     """Restatements an extractor said it will write for a batch, and their vectors being computed."""
 
     texts: list[str]
@@ -45,19 +45,19 @@ class EarlyEncoder:
         if self._pool is not None:  # an interrupted ingest waits for the batch being encoded, drops the rest
             self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def submit(self, windows: Callable[[], Sequence[Window]]) -> Foreseen | None:
+    def submit(self, windows: Callable[[], Sequence[Window]]) -> EncodingAhead | None:
         """Start encoding what the extractor will restate from these windows (built only when used)."""
         if self._pool is None or self._restate is None:
             return None
         texts = self._restate(windows())
-        return Foreseen(texts, self._pool.submit(self._encode, texts) if texts else None)
+        return EncodingAhead(texts, self._pool.submit(self._encode, texts) if texts else None)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         """On the pool's thread: sharing the cores with the caller when the encoder knows how."""
         sharing = getattr(self.encoder, "encode_sharing", None)
         return sharing(texts, self._caller_busy) if sharing is not None else self.encoder.encode(texts)
 
-    def vectors(self, foreseen: Foreseen | None, texts: list[str]) -> np.ndarray:
+    def vectors(self, foreseen: EncodingAhead | None, texts: list[str]) -> np.ndarray:
         """The vectors of `texts`: those encoded ahead when foreseen right, else encoded now."""
         if foreseen is not None and foreseen.vectors is not None:
             self._caller_busy.clear()  # the caller only waits now: the encoder may take every core

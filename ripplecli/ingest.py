@@ -6,13 +6,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from ripplecli.config import Settings
 from ripplecli.cues import canonical_name
-from ripplecli.early_encoding import EarlyEncoder, Foreseen
+from ripplecli.early_encoding import EarlyEncoder, EncodingAhead
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
 from ripplecli.model import Conversation, IngestReport, MemoryDraft, NewMemory, PendingTurn, Session, Turn, Window
@@ -22,6 +23,28 @@ from ripplecli.store.db import Store
 from ripplecli.store.identity import Repeats
 
 Progress = Callable[[int, int], None]
+
+
+@dataclass
+class FileSummary:
+    """What ingest needs of a whole file before it reads it chunk by chunk: how many conversations and turns it
+    holds, and the conversations that decide the owner's name (ripplecli.owner; all of them for a file read whole)."""
+
+    conversations: int
+    turns: int
+    witnesses: list[Conversation]
+
+
+@dataclass
+class _FileState:
+    """A file's ingest across its chunks: progress, and which chat each message of the file went to so far."""
+
+    total: int  # turns to write, less the stored ones found so far
+    done: int = 0
+    planned: dict[int, str] = field(default_factory=dict)  # message key -> the chat of this file it goes to
+    claimed: set[int] = field(default_factory=set)  # messages with their own time an earlier chat of this file stores
+    saved: float = field(default_factory=time.perf_counter)  # when the vector index was last saved
+    unsaved: bool = False  # whether a batch was written since
 
 # A conversation's new turns are written in batches of at most this many, each in its own transaction: a batch's
 # graph candidates (nearest vectors, cue holders) are searched among the batch too, so a 10,000-message export in
@@ -34,6 +57,10 @@ JOIN_SHARED = 3
 # Encode a batch's restatements on a second thread while the extractor parses it (ripplecli/early_encoding.py);
 # bench/ingest.py --sequential turns it off to measure what it saves.
 ENCODE_AHEAD = True
+# The vector index is saved whole (an atomic rewrite of every vector) at most this often during an ingest, and at
+# its end: saved after every batch, an archive of 20,000 short conversations rewrote a growing index 20,000 times.
+# A kill in between costs a rebuild of the index from the committed vectors when the store is next opened.
+SAVE_VECTORS_SECONDS = 60.0
 
 
 def turn_hash(conversation_id: str, session: Session, turn: Turn) -> str:
@@ -128,7 +155,7 @@ def file_hash(path: Path) -> str:
     for file in files:
         digest.update(file.relative_to(path).as_posix().encode() if file != path else b"")
         with file.open("rb") as handle:
-            for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+            for block in iter(partial(handle.read, 1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
 
@@ -182,47 +209,82 @@ class Ingestor:
 
     def ingest(self, conversations: Sequence[Conversation], label: str, content_hash: str) -> IngestReport:
         """Ingest parsed conversations; every check runs before the first write."""
+        whole = FileSummary(len(conversations), sum(c.turn_count for c in conversations), list(conversations))
+        return self.ingest_chunks([conversations], label, content_hash, whole)
+
+    def ingest_chunks(
+        self, chunks: Iterable[Sequence[Conversation]], label: str, content_hash: str, whole: FileSummary
+    ) -> IngestReport:
+        """Ingest a file's conversations a chunk at a time (a big export read record by record), each chunk planned
+        as a file of its own would be, batches committed one by one: a rerun after a kill adds only the rest. The
+        file was checked whole before (`whole`: its counts, and the conversations that decide the owner's name)."""
         started = time.perf_counter()
-        report = IngestReport(file=label, conversations=len(conversations))
+        report = IngestReport(file=label, conversations=whole.conversations)
         reasons: Counter[str] = Counter()
-        for conv in conversations:
-            reasons.update(conv.skipped)
-        report.skipped, report.skipped_by_reason = sum(reasons.values()), dict(reasons.most_common())
-        keyed = [(conv, message_keys(conv)) for conv in conversations]
-        holders = queries.message_holders(self.store, [key for _, keys in keyed for key in keys.values()])
-        # Chats go under the ids they are stored by first, so an owner `me` names is known by the stored id.
-        keyed = [(self._claim_owner(conv, report), keys) for conv, keys in self._joined(keyed, holders)]
-        if owner_speaker([conv for conv, _ in keyed]) is not None:
-            report.owner = self.owner or self.default_owner or default_owner_name([conv for conv, _ in keyed])
-            keyed = [(with_owner(conv, report.owner), keys) for conv, keys in keyed]
-        claimed: set[int] = set()  # messages with their own time an earlier chat of this file stores
-        plans = [(conv, self._pending(conv, keys, holders, claimed, Path(label).name, report)) for conv, keys in keyed]
-        total = sum(len(p) for _, p in plans)
-        report.duplicates = sum(c.turn_count for c in conversations) - total - report.edited
         report.run_id = self.store.next_id("ingest_runs", "run_id")
-        batches = [(conv, pending[at : at + BATCH_TURNS]) for conv, pending in plans for at in _starts(pending)]
-        done = 0
-        self.progress(0, total)
+        state = _FileState(total=whole.turns)
         with EarlyEncoder(self.encoder, self.extractor, enabled=ENCODE_AHEAD) as early:
-            ahead = {0: self._encode_ahead(early, *batches[0])} if batches else {}
-            for number, (conv, batch) in enumerate(batches):
-                if number + 1 < len(batches):  # queued behind this batch's encoding: the encoder never waits
-                    ahead[number + 1] = self._encode_ahead(early, *batches[number + 1])
-                self._ingest_batch(conv, batch, report, early, ahead.pop(number))
-                done += len(batch)
-                self.progress(done, total)
+            for conversations in chunks:
+                for conv in conversations:
+                    reasons.update(conv.skipped)
+                self._ingest_chunk(conversations, whole, report, state, early)
+        report.skipped, report.skipped_by_reason = sum(reasons.values()), dict(reasons.most_common())
         report.seconds = time.perf_counter() - started
+        if state.unsaved:
+            self.store.save_vector_index()
         with self.store.transaction():
             self._record_run(report, content_hash)
         if report.memories:
             self.store.refresh_lexical_index()
         return report
 
-    def _joined(self, keyed: list[Keyed], holders: dict[int, set[str]]) -> list[Keyed]:
+    def _ingest_chunk(
+        self,
+        conversations: Sequence[Conversation],
+        whole: FileSummary,
+        report: IngestReport,
+        state: _FileState,
+        early: EarlyEncoder,
+    ) -> None:
+        """Plan a chunk's conversations (joins, owners, the turns not stored yet), then write them batch by batch."""
+        keyed = [(conv, message_keys(conv)) for conv in conversations]
+        holders = queries.message_holders(self.store, [key for _, keys in keyed for key in keys.values()])
+        # Chats go under the ids they are stored by first, so an owner `me` names is known by the stored id.
+        keyed = [(self._claim_owner(conv, report), keys) for conv, keys in self._joined(keyed, holders, state.planned)]
+        if owner_speaker([conv for conv, _ in keyed]) is not None:
+            report.owner = self.owner or self.default_owner or default_owner_name(whole.witnesses)
+            keyed = [(with_owner(conv, report.owner), keys) for conv, keys in keyed]
+        edited = report.edited
+        label = Path(report.file).name
+        plans = [(conv, self._pending(conv, keys, holders, state.claimed, label, report)) for conv, keys in keyed]
+        total = sum(len(p) for _, p in plans)
+        duplicates = sum(c.turn_count for c in conversations) - total - (report.edited - edited)
+        report.duplicates += duplicates
+        state.total -= duplicates + report.edited - edited  # what is left to write shrinks as stored turns are found
+        batches = [(conv, pending[at : at + BATCH_TURNS]) for conv, pending in plans for at in _starts(pending)]
+        self.progress(state.done, state.total)
+        ahead = {0: self._encode_ahead(early, *batches[0])} if batches else {}
+        for number, (conv, batch) in enumerate(batches):
+            if number + 1 < len(batches):  # queued behind this batch's encoding: the encoder never waits
+                ahead[number + 1] = self._encode_ahead(early, *batches[number + 1])
+            self._ingest_batch(conv, batch, report, early, ahead.pop(number))
+            state.done += len(batch)
+            self._save_vectors(state)
+            self.progress(state.done, state.total)
+
+    def _save_vectors(self, state: _FileState) -> None:
+        """Save the vector index after a batch when SAVE_VECTORS_SECONDS passed since it was saved: a kill before
+        the next save leaves the saved index behind the committed vectors, and the next open rebuilds it from them."""
+        now = time.perf_counter()
+        state.unsaved = now - state.saved < SAVE_VECTORS_SECONDS
+        if not state.unsaved:
+            self.store.save_vector_index()
+            state.saved = now
+
+    def _joined(self, keyed: list[Keyed], holders: dict[int, set[str]], planned: dict[int, str]) -> list[Keyed]:
         """The file's chats under the ids they are stored by: a chat named by its file joins the chat (stored, or
         earlier in this file) that holds enough of its messages, keeping that chat's title; chats that end up
-        under one id are read as one."""
-        planned: dict[int, str] = {}  # message key -> the chat of this file it goes to
+        under one id are read as one. `planned`: message key -> the chat of this file it goes to, so far."""
         resolved: list[Keyed] = []
         for conv, keys in keyed:
             target = _join_target(conv, keys, holders, planned)
@@ -276,7 +338,7 @@ class Ingestor:
         flat = [(s, t, turn_hash(conv.conversation_id, s, t)) for s in conv.sessions for t in s.turns]
         stored = queries.turn_hashes(self.store, conv.conversation_id)
         next_position = queries.next_position(self.store, conv.conversation_id)
-        pending = []
+        pending: list[PendingTurn] = []
         for session, turn, digest in flat:
             key = keys[turn.turn_id]
             timed = turn.said_at is not None and not conv.keyed_by_text
@@ -300,7 +362,9 @@ class Ingestor:
                 claimed.add(key)
         return pending
 
-    def _encode_ahead(self, early: EarlyEncoder, conv: Conversation, pending: list[PendingTurn]) -> Foreseen | None:
+    def _encode_ahead(
+        self, early: EarlyEncoder, conv: Conversation, pending: list[PendingTurn]
+    ) -> EncodingAhead | None:
         """Start encoding a batch's restatements before its extraction (they depend only on turns and speakers)."""
         speakers = self._speakers(conv)
         return early.submit(lambda: new_windows(conv, pending, speakers, speakers, self.settings))
@@ -311,7 +375,7 @@ class Ingestor:
         pending: list[PendingTurn],
         report: IngestReport,
         early: EarlyEncoder,
-        foreseen: Foreseen | None,
+        foreseen: EncodingAhead | None,
     ) -> None:
         """Extract, encode, link and write one conversation's new turns in one transaction."""
         speakers = self._speakers(conv)
@@ -335,7 +399,6 @@ class Ingestor:
             self.store.drop_vector_index()
             raise
         self._stored_persons().update(dict.fromkeys(p for d in drafts for p in d.persons))
-        self.store.save_vector_index()
         if self.linker is not None:  # its own transaction: a kill here leaves the batch pending for `link cable`
             linked = self.linker.link(ids, report.run_id)
             report.edges[self.linker.params.channel] = report.edges.get(self.linker.params.channel, 0) + linked.edges

@@ -26,9 +26,9 @@ from ripplecli.mcp_stdio import serve_stdio
 try:  # mcp 2.x
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-except ImportError:  # mcp 1.x calls the same server FastMCP
-    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef]
-    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+except ImportError:  # mcp 1.x calls the same server FastMCP (the ignores: mypy checks against the 2.x installed)
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef, attr-defined, unused-ignore]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef, import-not-found, unused-ignore]
 
 log = logging.getLogger("ripplecli.mcp")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,7 +100,7 @@ def tool_call(method: F) -> F:
                 first = next(iter(str(exc).splitlines()), "")  # a database error goes on with the SQL it ran
                 raise ToolError(f"{method.__name__} failed: {type(exc).__name__}: {first}") from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature F stands for
 
 
 class RippleTools:

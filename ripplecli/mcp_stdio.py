@@ -33,7 +33,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 try:  # mcp 2.x
     from mcp_types import jsonrpc_message_adapter as _ADAPTER
 except ImportError:  # mcp 1.x: JSONRPCMessage, a root model over the same union
-    _ADAPTER = None  # type: ignore[assignment]
+    _ADAPTER = None  # type: ignore[assignment]  # mypy checks against mcp 2.x, where it is set
 
 
 def sdk_message(text: str) -> Any:
@@ -42,7 +42,7 @@ def sdk_message(text: str) -> Any:
         return _ADAPTER.validate_json(text, by_name=False)
     from mcp.types import JSONRPCMessage
 
-    return JSONRPCMessage.model_validate_json(text)  # type: ignore[attr-defined]
+    return JSONRPCMessage.model_validate_json(text)  # type: ignore[attr-defined, unused-ignore]  # a union in 2.x
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,6 @@ async def serve_stdio(lowlevel: Any, source: BinaryIO) -> None:
     from mcp.server.stdio import stdio_server
 
     stdin = ScreenedStdin(source)
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]  # file-like enough
         stdin.answer_on(write_stream)
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

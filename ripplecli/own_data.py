@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ripplecli.config import GraphParams, Settings
 from ripplecli.errors import DISK_FULL_CODES, InputError, StoreError, known_failure
-from ripplecli.files import replace_atomically, unusable_because
 from ripplecli.inputs import parse_memory_id
-from ripplecli.protocols import Encoder
 
-if TYPE_CHECKING:  # browsing and forgetting load when used, not on every ask
+if TYPE_CHECKING:  # browsing, forgetting and writing files load when used, not on every ask (nor on `--help`)
+    from ripplecli.protocols import Encoder
     from ripplecli.store.forget import ForgetPlan
 
 
-class OwnYourData:
+class StoreUpkeep:
     """Inspect, remove, move and check what a store holds (mixed into `Memory`)."""
 
     path: Path
@@ -29,6 +28,7 @@ class OwnYourData:
     settings: Settings
     _encoder: Encoder | None
     _recaller: Any
+    encoder: Encoder  # Memory's (loaded on first use)
 
     # --- inspect ------------------------------------------------------------------------------
     def list_memories(
@@ -55,7 +55,7 @@ class OwnYourData:
 
         if k < 1:
             raise InputError("--k must be at least 1")
-        return search_memories(self.store, lambda: self.encoder, text, k)  # type: ignore[attr-defined]
+        return search_memories(self.store, lambda: self.encoder, text, k)
 
     def show(self, memory_id: int | str) -> dict[str, Any]:
         """One memory with its cues, source turns and edges in every channel."""
@@ -143,14 +143,14 @@ class OwnYourData:
         self._encoder = None
         if not records["vector"] and records["memory"]:
             self._check_encoder(header["meta"].get("encoder_name"), path.name)
-        import_records(self.store, header, records, lambda texts: self.encoder.encode(texts))  # type: ignore[attr-defined]
+        import_records(self.store, header, records, lambda texts: self.encoder.encode(texts))
         self.store.rebuild_vector_index()
         self.store.refresh_lexical_index()
         return {kind: len(rows) for kind, rows in records.items()}
 
     def _check_encoder(self, expected: str | None, label: str) -> None:
         """Re-encoding must use the encoder the store was built with, or recall would mix vector spaces."""
-        name = self.encoder.name  # type: ignore[attr-defined]
+        name = self.encoder.name
         if expected is not None and name != expected:
             raise InputError(
                 f"{label}: built with encoder {expected}, but {name} is what loads here; export with --with-vectors"
@@ -209,6 +209,8 @@ def _write_lines(lines: Iterable[str], stream: TextIO) -> int:
 
 def _write_file(path: Path, lines: Iterable[str]) -> int:
     """Into a 0600 temp file beside `path`, then renamed: an export holds private conversations."""
+    from ripplecli.files import replace_atomically, unusable_because
+
     if path.is_dir():
         raise InputError(f"--out {path}: is a folder")
     if not path.parent.is_dir():

@@ -58,6 +58,11 @@ class VectorIndex(Protocol):
 
     def save(self, version: int) -> None: ...
 
+    @property
+    def sealed(self) -> bool:
+        """Whether the saved files carry checksums (the store saves an older ripple's again, with them)."""
+        ...
+
 
 class LexicalIndex(Protocol):
     """Memories by BM25 over their restatements (`store/lexical.py`), rebuilt from the memories table."""

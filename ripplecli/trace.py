@@ -7,9 +7,15 @@ when they say something, as they always have.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
 from typing import Any
 
 Row = dict[str, Any]  # one JSON object of the --json document
+
+
+def iso_times(span: tuple[datetime, datetime] | None) -> list[str] | None:
+    """A time range as the trace writes it: ISO start and end (the read phase works with datetimes)."""
+    return [t.isoformat() for t in span] if span else None
 
 
 def _flat(item: Any, optional: tuple[str, ...] = ()) -> Row:
@@ -197,14 +203,14 @@ class Anchor:
 
 @dataclass
 class Target:
-    """The missing-support target: a fact sentence and the cues the evidence still lacks."""
+    """The missing-support target: a memory-style fact sentence and the cues the evidence still lacks."""
 
     restatement: str
-    persons: list[str]
-    locations: list[str]
-    concepts: list[str]
-    time_range: list[str] | None
-    wants: str | None
+    persons: list[str] = field(default_factory=list)
+    locations: list[str] = field(default_factory=list)
+    concepts: list[str] = field(default_factory=list)
+    time_range: list[str] | None = None  # ISO start and end
+    wants: str | None = None  # the kind of memory still wanted ("place"): more of it from other sessions
     many: bool = False  # a list question: more of the same kind from sessions not yet covered
 
     def to_dict(self) -> Row:
@@ -214,15 +220,25 @@ class Target:
 
 @dataclass
 class Plan:
-    """The planner's decision for one round, as the trace shows it."""
+    """The planner's decision for one round: go on from these anchors toward the target, or stop (and why)."""
 
     decision: str  # continue | stop
     stop_reason: str | None
     anchors: list[Anchor]
     target: Target | None
-    covered: list[str]
-    missing: list[str]
+    covered: list[str] = field(default_factory=list)  # the question's cues the anchors carry
+    missing: list[str] = field(default_factory=list)  # those they do not
     failure: str | None = None  # an LLM planner fell back to the rules
+
+    @property
+    def proceed(self) -> bool:
+        """Whether recall goes on this round."""
+        return self.decision == "continue"
+
+    @property
+    def anchor_ids(self) -> list[int]:
+        """The anchors' memory ids, in order."""
+        return [anchor.id for anchor in self.anchors]
 
     def to_dict(self) -> Row:
         """The round's `planner` object."""

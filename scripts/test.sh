@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up if needed, then lint and run the whole test suite (unit + end-to-end through the real parts).
+# Set up if needed, then lint, type-check and run the whole test suite (unit + end-to-end through the real parts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test  # ripple with the llm, eval and test extras
@@ -12,4 +12,5 @@ if ! command -v strace >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/
     || echo "ripple test: strace could not be installed; tests/test_telemetry.py will be skipped" >&2
 fi
 .venv/bin/ruff check ripplecli tests bench
+.venv/bin/mypy  # pyproject.toml's [tool.mypy]: ripplecli type-checked, Protocols against their implementations
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

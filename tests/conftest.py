@@ -204,7 +204,7 @@ class FakeExtractor:
 
 def use_fake_extractor(monkeypatch: pytest.MonkeyPatch) -> type[FakeExtractor]:
     """Serve FakeExtractor under the default extractor name."""
-    from ripplecli.extract.base import EXTRACTORS
+    from ripplecli.registry import EXTRACTORS
 
     monkeypatch.setitem(EXTRACTORS, "rules", "conftest:FakeExtractor")
     return FakeExtractor

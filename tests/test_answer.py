@@ -158,6 +158,14 @@ def test_answer_modes() -> None:
     assert typed.to_dict()["type"] == "what" and "span" in typed.to_dict()
 
 
+def test_the_model_answer_without_a_model_is_a_model_error() -> None:
+    """NO_MODEL's loader gave None, which the model answerer then called into."""
+    from ripplecli.errors import ModelError
+
+    with pytest.raises(ModelError, match="no local model configured"):
+        answer_for("llm", "What cat did Riley adopt?", [memory(1, "Riley", "I adopted a cat named Pickle.")])
+
+
 def test_a_short_reply_carries_the_turn_it_answers(tmp_path, fake_settings) -> None:
     """ "isn't Ridgeline in Denver? — It is." is one piece of evidence, and the answer names Denver."""
     from pathlib import Path

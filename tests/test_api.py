@@ -1,4 +1,4 @@
-"""The library face: `Memory.remember`, the compact recall view, and the README's Python example, run as written."""
+"""The library face: `Memory.remember`, the compact recall view, and the documented Python example, run as written."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def test_compact_result_keeps_ids_sources_and_the_trajectory(memory: Memory) -> 
         "turn_id": result.evidence[0].source_turns[0],
         "session_id": "2026-04-23",
         "speaker": result.evidence[0].sources[0].speaker,
-        "date": "2026-04-23T19:30:00",
+        "said_at": "2026-04-23T19:30:00",
     }
     trajectory = brief["trajectory"]
     assert trajectory["seeds"]["dense"] and trajectory["rounds"][0]["anchors"]
@@ -112,10 +112,25 @@ def test_compact_result_keeps_ids_sources_and_the_trajectory(memory: Memory) -> 
     assert found == {e.memory_id for e in result.evidence}
 
 
+def test_the_compact_result_is_the_json_document_made_small(memory: Memory) -> None:
+    """One vocabulary: every key the MCP result keeps has the name and value `ripple ask --json` gives it."""
+    memory.remember([NewTurn("Alex", "Maya loves Harbor Grill.", DAY), NewTurn("Sam", "Maya moved to Lisbon.", DAY)])
+    result = memory.recall("Where does Maya like to eat?", k=2, answer="typed")
+    brief, document = compact_result(result), result.to_dict()
+    for small, full in zip(brief["evidence"], document["evidence"], strict=True):
+        assert {k: v for k, v in small.items() if k != "sources"} == {k: full[k] for k in small if k != "sources"}
+        assert small["sources"] == [{k: s[k] for k in small["sources"][0]} for s in full["sources"]]
+    assert brief["answer"] == {k: document["answer"][k] for k in brief["answer"]}
+    cues = brief["trajectory"]["query_cues"]
+    assert cues == {k: document["trace"]["query_cues"][k] for k in cues}
+    planned = document["trace"]["rounds"][0]["planner"]
+    assert brief["trajectory"]["rounds"][0]["anchors"] == [a["id"] for a in planned["anchors"]]
+
+
 # --- the README, run as a user would -----------------------------------------------------------------
 def readme_python(section: str) -> str:
-    """The first python code block under a README heading."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """The first python code block under a heading of docs/mcp-and-api.md (the README links it)."""
+    text = (REPO / "docs" / "mcp-and-api.md").read_text(encoding="utf-8")
     body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
     match = re.search(r"```python\n(.*?)```", body, re.S)
     assert match, f"no python example under '## {section}'"
@@ -127,8 +142,8 @@ def test_readme_python_api_example_runs(tmp_path: Path, monkeypatch: pytest.Monk
     """Through the real encoder and spaCy, from a folder that looks like the repository root."""
     (tmp_path / "sample_chats").symlink_to(SAMPLE_CHATS)
     monkeypatch.chdir(tmp_path)
-    exec(compile(readme_python("Python API"), "README.md", "exec"), {"__name__": "readme"})
+    exec(compile(readme_python("Python API"), "docs/mcp-and-api.md", "exec"), {"__name__": "readme"})
     printed = capsys.readouterr().out
-    assert "D2:11" in printed and "activation" in printed  # the graph-only seafood turn, as the README shows
+    assert "D2:11" in printed and "activation" in printed  # the graph-only seafood turn, as the page shows
     assert printed.strip().endswith("63 memories")  # the dinner chat's 63 turns, plus one remembered, minus it
     assert (tmp_path / "demo-store" / "ripple.duckdb").exists()

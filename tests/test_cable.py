@@ -7,10 +7,12 @@ from datetime import datetime
 
 import numpy as np
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from ripplecli.api import Memory
 from ripplecli.cli import app
+from ripplecli.cli.render import trace_tree
 from ripplecli.graph.antecedents import (
     LLMQuerier,
     MemoryView,
@@ -229,6 +231,16 @@ def test_llm_verifier_judges_the_best_matching_candidates_only_under_a_bounded_s
     assert failed.failures[0]["stage"] == "cable:verify"  # a relation outside the list is a schema violation
 
 
+def test_a_model_querier_or_verifier_without_a_model_is_refused(store_with_chat):
+    """They were built around None and failed at their first question."""
+    from ripplecli.errors import InputError
+
+    memory = store_with_chat
+    for params in (CableParams(querier="llm"), CableParams(verifier="llm")):
+        with pytest.raises(InputError, match="needs a local model"):
+            CableLinker(memory.store, memory.encoder, params)
+
+
 # --- steps 2 and 4 against a store -------------------------------------------------------------------
 def test_subtraction_keeps_direct_neighbours_out(store_with_chat):
     memory = store_with_chat
@@ -354,21 +366,11 @@ def test_cli_link_cable_and_graph_stats(tmp_path, fake_settings):
     assert json.loads(again.output)["memories"] == 0
     stats = runner.invoke(app, ["graph", "stats", "--store", str(store)])
     assert stats.exit_code == 0 and "antecedent links (CABLE)" in stats.output
-    traced = runner.invoke(
-        app,
-        [
-            "ask",
-            "What race did Jordan sign up for to raise money?",
-            "--store",
-            str(store),
-            "--mode",
-            "dense+cable",
-            "--k",
-            "6",
-            "--no-answer",
-        ],
-    )
-    assert traced.exit_code == 0 and "query: “" in traced.output
+    with Memory(store, read_only=True, create=False) as memory:  # host mode: an evaluation mode, not ask's
+        result = memory.recall("What race did Jordan sign up for to raise money?", k=6, mode="dense+cable")
+    screen = Console(record=True, width=200)
+    screen.print(trace_tree(result))
+    assert "query: “" in screen.export_text()  # the trace shows the antecedent query CABLE wrote
 
 
 def test_ripple_cable_adds_antecedent_support(store_with_chat):

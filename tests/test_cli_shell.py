@@ -17,7 +17,7 @@ from ripplecli.cli.choices import CHOICES, listed
 from ripplecli.eval.longmemeval import QUESTION_TYPES
 from ripplecli.eval.runner import ANSWERS
 from ripplecli.formats import FORMATS
-from ripplecli.recall.modes import MODES
+from ripplecli.recall.modes import ASK_MODES, MODES
 from ripplecli.registry import EXTRACTORS, LINKS, PLANNERS, QUERY_ANALYZERS
 
 WIDTH = 80
@@ -37,7 +37,7 @@ def test_completion_is_offered_and_completes_choices() -> None:
     assert "--install-completion" in run("--help").stdout
     env = {"_RIPPLE_COMPLETE": "complete_bash", "COMP_WORDS": "ripple ask --mode ripple", "COMP_CWORD": "3"}
     completed = run(env=env).stdout.split()
-    assert set(completed) == {m for m in MODES if m.startswith("ripple")}
+    assert set(completed) == {m for m in ASK_MODES if m.startswith("ripple")}
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_flags_show_no_value(command: list[str]) -> None:
 
 # Each CLI choice list and the registry the code resolves it in.
 REGISTRIES = {
-    ("ask", "--mode"): list(MODES),
+    ("ask", "--mode"): list(ASK_MODES),
     ("ask", "--answer"): list(ANSWER_MODES),
     ("ask", "--planner"): list(PLANNERS),
     ("ask", "--analyzer"): list(QUERY_ANALYZERS),
@@ -83,12 +83,22 @@ def test_every_choice_list_matches_its_registry(key: tuple[str, str]) -> None:
 
 def test_every_listed_choice_is_accepted(store) -> None:
     """No name in a list that the code then refuses: each mode recalls, each backend loads."""
-    for mode in MODES:
+    for mode in ASK_MODES:
         result = run("ask", "hiking", "--mode", mode, "--store", str(store), "--no-answer", "--json")
         assert result.exit_code == 0, (mode, result.output)
     for registry in (FORMATS, EXTRACTORS, PLANNERS, QUERY_ANALYZERS):
         for name in registry:
             assert registry.load(name) is not None
+
+
+def test_ask_offers_the_user_modes_and_leaves_ablations_to_the_evaluation(store) -> None:
+    page = " ".join(run("ask", "--help", columns=300).stdout.split())
+    assert "ripple+sessions" in page and "ripple-paper" not in page and "ripple-noshare" not in page
+    assert "ripple-paper" in " ".join(run("eval", "locomo", "--help", columns=300).stdout.split())
+    refused = run("ask", "hiking", "--mode", "ripple-paper", "--store", str(store))
+    assert refused.exit_code == 2 and "ablation for `ripple eval locomo --modes`" in refused.stderr
+    unknown = run("ask", "hiking", "--mode", "nope", "--store", str(store))
+    assert unknown.exit_code == 2 and "unknown --mode 'nope' (choose from: ripple," in unknown.stderr
 
 
 def _fits(page: str) -> None:

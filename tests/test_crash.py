@@ -192,7 +192,9 @@ def test_doctor_repair_says_it_finished_the_rewrite(secret_store):
 
 
 def _crash_bench():
-    """bench/crash.py as a module (bench/ is not a package)."""
+    """bench/crash.py as a module (bench/ is not a package; its modules import each other as a script's do)."""
+    if str(REPO / "bench") not in sys.path:
+        sys.path.insert(0, str(REPO / "bench"))
     spec = importlib.util.spec_from_file_location("crash_bench", REPO / "bench" / "crash.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -35,7 +35,7 @@ def test_prepare_resolves_modes_and_dates(tmp_path: Path) -> None:
 
 
 def test_prepare_defaults_to_every_mode(tmp_path: Path) -> None:
-    from ripplecli.recall.pipeline import MODES
+    from ripplecli.recall.modes import MODES
 
     assert prepare(EvalConfig(TINY, tmp_path)).modes == list(MODES)
 

@@ -72,6 +72,9 @@ def test_import_refuses_a_non_empty_store(store, tmp_path):
     [
         (lambda lines: lines[:-2], "truncated or edited export"),
         (lambda lines: ["{not json", *lines[1:]], "not JSON"),
+        # json.loads' plain ValueError (no .msg) and RecursionError were tracebacks
+        (lambda lines: [lines[0], '{"kind": "memory", "memory_id": ' + "1" * 5000 + "}", *lines[1:]], "not JSON"),
+        (lambda lines: [lines[0], "[" * 100_000, *lines[1:]], "not JSON"),
         (lambda lines: lines[1:], "not a ripple export"),
         (lambda lines: [lines[0], '{"kind": "mystery"}', *lines[1:]], "unknown record kind 'mystery'"),
         (lambda lines: [], "empty file"),

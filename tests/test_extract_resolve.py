@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ripplecli.extract.resolve import resolve_references
+from ripplecli.pronouns import resolve_references
 
 
 def both(text: str) -> str:

@@ -10,11 +10,10 @@ import pytest
 from extract_helpers import locomo_conversation
 
 from ripplecli.cues import cue_key, match_cues
-from ripplecli.extract.base import EXTRACTORS
 from ripplecli.extract.rules import RulesExtractor
 from ripplecli.extract.windows import make_windows
 from ripplecli.model import Conversation, MemoryDraft, Session, Turn
-from ripplecli.registry import resolve
+from ripplecli.registry import EXTRACTORS, resolve
 
 pytestmark = pytest.mark.slow
 
@@ -145,3 +144,23 @@ def test_spacy_loads_without_importing_torch_or_its_command_line() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok torch True", done.stderr
+
+
+def test_turns_are_parsed_in_passes_of_bounded_words_with_the_same_drafts(drafts, monkeypatch) -> None:
+    """Memory does not grow with turn length (issue 28 point 4): each spaCy pass holds at most PARSE_WORDS words of
+    parses (a longer turn alone), and the drafts are those of one pass over everything."""
+    import ripplecli.extract.rules as rules
+
+    passes: list[int] = []
+    real_parse = rules.parse
+
+    def counted(texts, familiar):
+        passes.append(sum(len(text.split()) for text in texts))
+        return real_parse(texts, familiar)
+
+    monkeypatch.setattr(rules, "parse", counted)
+    monkeypatch.setattr(rules, "PARSE_WORDS", 500)
+    windows = list(make_windows(locomo_conversation("conv-26")))
+    sliced = {d.source_turns[0]: d for batch in RulesExtractor().extract_many(windows) for d in batch}
+    assert len(passes) > 10 and max(passes) <= 500
+    assert sliced == drafts

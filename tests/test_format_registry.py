@@ -17,7 +17,7 @@ from ripplecli.formats import read_conversations
 from ripplecli.formats.detect import detect_format
 from ripplecli.formats.fields import SURE, ChatFormat, Claim, Node, keyed
 from ripplecli.formats.load import Member, check_format, read_input
-from ripplecli.formats.text import TextDoc, Tree
+from ripplecli.formats.text import ExportFolder, TextDoc
 from ripplecli.model import Conversation, Session, Turn
 from ripplecli.registry import FORMATS, FormatEntry
 
@@ -62,7 +62,7 @@ def detect_diary(paths: list[str]) -> Claim | None:
     return Claim(frozenset(p for p in paths if p.endswith(".json") and p.startswith(folder)))
 
 
-def parse_diary(tree: Tree, source: str) -> list[Conversation]:
+def parse_diary(tree: ExportFolder, source: str) -> list[Conversation]:
     """Every day file's entries, in the index's order."""
     index = next(path for path in tree.members if PurePosixPath(path).name == "diary.json")
     folder = PurePosixPath(index).parent

@@ -174,7 +174,7 @@ class SpeakerRecorder(FakeExtractor):
 
 
 def test_appended_turns_keep_every_speaker_of_the_conversation(tmp_path, fake_settings, monkeypatch):
-    from ripplecli.extract.base import EXTRACTORS
+    from ripplecli.registry import EXTRACTORS
 
     monkeypatch.setitem(EXTRACTORS, "rules", f"{__name__}:SpeakerRecorder")
     SpeakerRecorder.seen = []

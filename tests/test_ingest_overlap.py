@@ -91,7 +91,7 @@ def _cleared(flag: threading.Event, seconds: float = 60.0) -> bool:
 
 def build(folder: Path, chat: Path, settings, extractor: type, monkeypatch) -> tuple[dict, ThreadRecorder]:
     """A store of `chat` ingested with `extractor` (batches of 3 turns), its content and the encoder's calls."""
-    from ripplecli.extract.base import EXTRACTORS
+    from ripplecli.registry import EXTRACTORS
 
     monkeypatch.setitem(EXTRACTORS, "rules", f"{__name__}:{extractor.__name__}")
     monkeypatch.setattr(ripplecli.ingest, "BATCH_TURNS", 3)
@@ -114,7 +114,7 @@ def test_encoding_ahead_writes_the_store_sequential_ingest_writes(tmp_path, fake
 
 
 def test_an_encoder_that_shares_the_cores_is_told_when_the_ingest_only_waits(tmp_path, fake_settings, monkeypatch):
-    from ripplecli.extract.base import EXTRACTORS
+    from ripplecli.registry import EXTRACTORS
 
     chat = write_two_conversations(tmp_path / "two.json")
     sequential, _ = build(tmp_path / "seq", chat, fake_settings, FakeExtractor, monkeypatch)  # batches of 3 turns
@@ -138,7 +138,7 @@ def test_wrongly_foreseen_restatements_are_encoded_again(tmp_path, fake_settings
 
 
 def test_an_encoder_failure_ahead_fails_the_ingest_and_writes_nothing(tmp_path, fake_settings, monkeypatch):
-    from ripplecli.extract.base import EXTRACTORS
+    from ripplecli.registry import EXTRACTORS
 
     monkeypatch.setitem(EXTRACTORS, "rules", f"{__name__}:ForeseeingExtractor")
     chat = write_two_conversations(tmp_path / "two.json")

@@ -65,7 +65,13 @@ def imported_by(code: str) -> set[str]:
     return set(done.stdout.split())
 
 
-SHARED = {"ripplecli.cli.common", "ripplecli.cli.coercion", "ripplecli.cli.lazy_help", "ripplecli.cli.lazy_commands"}
+SHARED = {
+    "ripplecli.cli.common",
+    "ripplecli.cli.coercion",
+    "ripplecli.cli.lazy_help",
+    "ripplecli.cli.lazy_commands",
+    "ripplecli.cli.pins",
+}
 
 
 def test_importing_the_cli_imports_no_command() -> None:

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from ripplecli.api import Memory
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.llm_query import MAX_NAMES, LLMQueryAnalyzer, QueryOut
-from ripplecli.recall.query import QUERY_ANALYZERS, RulesQueryAnalyzer
+from ripplecli.recall.query import RulesQueryAnalyzer
+from ripplecli.registry import QUERY_ANALYZERS
 from ripplecli.runtime.llm import CallLog
 
 AS_OF = datetime(2023, 6, 2, 10, 0)

@@ -80,7 +80,7 @@ def test_a_planner_call(real_llm):
     ]
     log = CallLog()
     plan = LLMPlanner(real_llm, log).plan(cues, evidence, {"alice", "bob"})
-    assert plan.anchors == [1, 2]  # the rules' strongest seeds: the model only judges what is missing
+    assert plan.anchor_ids == [1, 2]  # the rules' strongest seeds: the model only judges what is missing
     assert plan.target is not None and plan.target.restatement
     assert log.calls[0].component == "planner"
     assert "continue" in CheckOut.model_json_schema()["properties"]

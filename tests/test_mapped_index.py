@@ -67,8 +67,19 @@ def test_vectors_and_ids_are_the_saved_ones(tmp_path: Path) -> None:
     for gone in ([10], [99999]):  # deleted, never stored
         with pytest.raises(KeyError):
             mapped.get_vectors(gone)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="read-only"):
         mapped.add([1], np.zeros((1, DIM), np.float32))
+
+
+def test_every_write_to_a_mapped_index_is_refused_as_read_only(tmp_path: Path) -> None:
+    """remove takes ids only (the VectorIndex protocol): it was `add` under another name, so a call failed on its
+    missing argument instead of saying the index is read-only."""
+    saved_index(tmp_path, count=50, copies=1)
+    mapped = MappedIndex.open(tmp_path / "vectors.hnsw", DIM)
+    assert mapped is not None
+    for write in (lambda: mapped.remove([1]), lambda: mapped.rebuild([1], np.zeros((1, DIM), np.float32))):
+        with pytest.raises(TypeError, match="read-only"):
+            write()
 
 
 def test_a_stale_or_missing_sidecar_is_not_used(tmp_path: Path) -> None:

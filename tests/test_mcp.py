@@ -95,7 +95,12 @@ def test_remember_recall_show_forget(fake_memory: Memory) -> None:
     assert not failed and recalled["evidence"][0]["memory_id"] == 3
     first = recalled["evidence"][0]
     assert first["sources"] == [  # said at 18:00 where it was said, with its offset (16:00 in UTC)
-        {"turn_id": "D2026-05-21:1", "session_id": "2026-05-21", "speaker": "Alex", "date": "2026-05-21T18:00:00+02:00"}
+        {
+            "turn_id": "D2026-05-21:1",
+            "session_id": "2026-05-21",
+            "speaker": "Alex",
+            "said_at": "2026-05-21T18:00:00+02:00",
+        }
     ]
     assert first["said_at"] == "2026-05-21T18:00:00+02:00"
     assert {"view", "rank", "seed"} <= set(first["provenance"][0])
@@ -282,7 +287,7 @@ def test_agent_remembers_a_chat_and_recalls_through_the_graph(tmp_path: Path) ->
     hit = out["hit"]
     assert any(p.get("channel") == "activation" for p in hit["provenance"])
     assert hit["memory_id"] in out["ripple"]["trajectory"]["found_by"]["activation"]
-    assert hit["sources"][0]["date"] == "2026-04-30T20:10:00" and hit["sources"][0]["speaker"] == "Alex"
+    assert hit["sources"][0]["said_at"] == "2026-04-30T20:10:00" and hit["sources"][0]["speaker"] == "Alex"
     round_one = out["ripple"]["trajectory"]["rounds"][0]
     assert round_one["decision"] == "continue" and 1 <= len(round_one["anchors"]) <= 3 and round_one["target"]
     assert hit["memory_id"] in round_one["support"]["activation"]
@@ -360,7 +365,7 @@ def test_arguments_that_fail_the_schema_are_one_line(fake_memory: Memory) -> Non
 SERVE_ON_FAKES = """
 import sys
 sys.path.insert(0, sys.argv[2])  # tests/: conftest's fakes, registered as the tests register them
-from ripplecli.extract.base import EXTRACTORS
+from ripplecli.registry import EXTRACTORS
 from ripplecli.registry import ENCODERS
 ENCODERS["fake"], EXTRACTORS["rules"] = "conftest:FakeEncoder", "conftest:FakeExtractor"
 from ripplecli.api import Memory

@@ -73,7 +73,7 @@ def test_planner_takes_strongest_seeds_and_targets_uncovered_cues() -> None:
         Candidate(4, 0.6, "d", concepts={"allergy"}),
     ]
     plan = RulesPlanner().plan(cues, evidence, speakers={"alex", "sam"})
-    assert plan.proceed and plan.anchors == [1, 2, 3]
+    assert plan.proceed and plan.anchor_ids == [1, 2, 3]
     assert "allergy" in plan.missing and "harbor grill" in plan.covered
     assert plan.target is not None and plan.target.concepts == ["allergy"]
     assert not plan.target.restatement.endswith("?")
@@ -267,7 +267,10 @@ def test_wanted_kind_adds_the_speakers_place_memories_beyond_the_seeds() -> None
         index.locations_of[mid].add("rome")
     cues = QueryCues("Which cities has Jon visited?", persons=["jon"], wants="place")
     fused = {m: 1.0 / m for m in range(1, 10)}
-    ctx = RecallContext(None, index, None, None, RecallParams(), cues, [1, 2], fused, None)  # type: ignore[arg-type]
+    ctx = RecallContext(
+        store=None, index=index, encoder=None, planner=None, params=RecallParams(),  # type: ignore[arg-type]
+        cues=cues, seeds=[1, 2], fused=fused, vector=None,
+    )  # fmt: skip
     growth = _with_wanted_kind(ctx, Growth())
     assert [s.memory_id for s in growth.support] == [5, 6]  # 2 is a seed already; 8 is Gina's
     assert [s.memory_id for s in growth.shown["wanted place"]] == [5, 6]
@@ -287,7 +290,10 @@ def test_a_kind_only_a_model_planner_wanted_ranks_after_the_rules_support() -> N
         index.locations_of[mid].add("park")
     cues = QueryCues("What outdoor activities does John enjoy?", persons=["john"])
     fused = {m: 1.0 / m for m in range(1, 30)}
-    ctx = RecallContext(None, index, None, None, RecallParams(), cues, list(range(1, 13)), fused, None)  # type: ignore[arg-type]
+    ctx = RecallContext(
+        store=None, index=index, encoder=None, planner=None, params=RecallParams(),  # type: ignore[arg-type]
+        cues=cues, seeds=list(range(1, 13)), fused=fused, vector=None,
+    )  # fmt: skip
     planned = Plan("continue", None, [], Target("John: outdoor activities", [], [], [], None, "place"), [], [])
     rules_support = [Support(m, "activation", 1.0, [1, m]) for m in (25, 26)]
     growth = _with_wanted_kind(ctx, Growth(list(rules_support), rounds=[Round(1, planned)]))

@@ -16,13 +16,10 @@ from ripplecli.cli import app
 from ripplecli.recall import pipeline
 from ripplecli.recall.context import KIND_WEIGHT, RecallContext, RecallParams
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.planner import Plan, Target
 from ripplecli.recall.query import QueryCues, list_kind, wants_many
 from ripplecli.recall.sessions import Sessions, local_ranking, session_view
 from ripplecli.recall.views import ViewHits
-from ripplecli.trace import Cues, Focus, RecallResult, Round, SessionRank, Support, Trace
-from ripplecli.trace import Plan as TracePlan
-from ripplecli.trace import Target as TraceTarget
+from ripplecli.trace import Anchor, Cues, Focus, Plan, RecallResult, Round, SessionRank, Support, Target, Trace
 
 # Two sessions: 1-2-3-4-5 and 6-7-8-9, joined by their contiguity links only.
 CONTIGUITY = [
@@ -62,8 +59,12 @@ def test_session_local_reads_the_anchors_session_beyond_its_neighbours(index, mo
     recall_index, store = index
     monkeypatch.setattr(pipeline, "SESSION_LOCAL_TOP", 2)
     cues = QueryCues("What are the names of the dogs?", concepts=["dog", "biscuit"], many=True)
-    ctx = RecallContext(store, recall_index, None, None, RecallParams(), cues, [1], {1: 1.0}, None)  # type: ignore[arg-type]
-    plan = Plan(True, None, [1], Target("Someone: dog", many=True))
+    ctx = RecallContext(
+        store=store, index=recall_index, encoder=None, planner=None, params=RecallParams(),  # type: ignore[arg-type]
+        cues=cues, seeds=[1], fused={1: 1.0}, vector=None,
+    )  # fmt: skip
+    target = Target("Someone: dog", many=True)
+    plan = Plan(decision="continue", stop_reason=None, anchors=[Anchor(id=1, text="")], target=target)
     found = pipeline._session_local(ctx, plan, {1})
     assert [s.memory_id for s in found] == [5, 2]  # 5 shares both cues; 2 is only a neighbour
     assert found[0].channel == "session" and found[0].path == [1, 5]
@@ -74,7 +75,10 @@ def test_list_items_come_from_sessions_the_seeds_have_not_covered(index) -> None
     recall_index, store = index
     cues = QueryCues("What are the names of the dogs?", concepts=["dog"], many=True)
     fused = {1: 0.9, 2: 0.8, 7: 0.5}
-    ctx = RecallContext(store, recall_index, None, None, RecallParams(), cues, [1, 2], fused, None)  # type: ignore[arg-type]
+    ctx = RecallContext(
+        store=store, index=recall_index, encoder=None, planner=None, params=RecallParams(),  # type: ignore[arg-type]
+        cues=cues, seeds=[1, 2], fused=fused, vector=None,
+    )  # fmt: skip
     found = pipeline._list_items(ctx, {1, 2})
     assert [(s.memory_id, s.channel) for s in found] == [(6, "list")]  # session 6-9's best item by the cue "dog"
 
@@ -106,8 +110,9 @@ def test_a_list_questions_kind_moves_the_speakers_items_up(index) -> None:
     vectors = {"dogs": np.array([0.0, 1.0])}
     encoder = type("E", (), {"encode": lambda self, texts: np.stack([vectors[t] for t in texts])})()
     ctx = RecallContext(
-        store, recall_index, lambda: encoder, None, RecallParams(), cues, [], {}, np.array([1.0, 0.0]), kind="dogs"
-    )
+        store=store, index=recall_index, encoder=lambda: encoder, planner=None, params=RecallParams(),  # type: ignore[arg-type]
+        cues=cues, seeds=[], fused={}, vector=np.array([1.0, 0.0]), kind="dogs",
+    )  # fmt: skip
     assert ctx.kind_vector().tolist() == [1.0, KIND_WEIGHT]  # the question's vector plus half the kind's
     assert ctx.kind_vector() is ctx.kind_vector()  # the kind word is encoded once per question
     ctx.kind = None
@@ -118,8 +123,8 @@ def test_a_list_questions_kind_moves_the_speakers_items_up(index) -> None:
 def test_trace_renders_the_session_view_and_the_list_target() -> None:
     from ripplecli.cli.render import trace_tree
 
-    target = TraceTarget("Melanie: book", ["melanie"], [], ["book"], None, None, many=True)
-    plan = TracePlan("continue", None, [], target, [], [])
+    target = Target("Melanie: book", persons=["melanie"], concepts=["book"], many=True)
+    plan = Plan(decision="continue", stop_reason=None, anchors=[], target=target)
     support = {"session": [Support(5, "session", 0.4, [1, 5], text="m5")], "list": [Support(6, "list", 0.3, [6])]}
     trace = Trace(
         Cues("", ["books"], ["melanie"], [], ["book"], None, None, many=True, kind="books"),

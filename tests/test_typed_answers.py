@@ -414,7 +414,7 @@ def test_no_span_of_the_asked_kind_is_not_sure_with_the_top_memory() -> None:
     from ripplecli.api import brief_answer
     from ripplecli.cli.render import answer_text
 
-    assert brief_answer(answer)["sure"] is False  # what an agent reads through MCP
+    assert brief_answer(answer.to_dict())["sure"] is False  # what an agent reads through MCP
     assert answer_text(answer).startswith("[bold yellow]answer[/] (typed, why): not sure — closest:")
     assert typed_answer("Where is Nora moving to?", evidence).span == NOT_SURE  # no place is named
     assert typed_answer("What did Nora say about the movers?", evidence).sure  # a what-question takes the clause

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ripplecli.errors import ModelError
 from ripplecli.protocols import LLM
 from ripplecli.trace import Answer  # part of the recall result; answerers build it
 
@@ -18,11 +19,16 @@ class ModelProvider:
     """The local model as an answerer needs it: whether one is configured, and a loader (ModelError if unusable)."""
 
     configured: bool
-    load: Callable[[], LLM | None]
+    load: Callable[[], LLM]
     rules_when_sure: bool = False  # its catalogue entry measured the rules' sure answers better than its own
 
 
-NO_MODEL = ModelProvider(False, lambda: None)
+def _no_model() -> LLM:
+    """The loader where no model is configured: asking for the model's answer is then a one-line error."""
+    raise ModelError("no local model configured: pass --model PATH, set RIPPLE_MODEL, or choose --answer typed")
+
+
+NO_MODEL = ModelProvider(False, _no_model)
 
 
 @dataclass

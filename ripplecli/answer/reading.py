@@ -142,11 +142,12 @@ def facts_for(asks: Asks, groups: list[list[Evidence]], today: datetime | None, 
     (and with RULES_HINT, the rules' own answer)."""
     shown = [e for group in groups for e in group]
     ids = {e.memory_id for e in shown}
-    hint = RULES_HINT and ruled is not None and ruled.found and ruled.sure and set(ruled.citations) <= ids
+    sure = RULES_HINT and ruled is not None and ruled.found and ruled.sure and set(ruled.citations) <= ids
+    hint = ruled if sure else None
     sections = [
         ("Worked out from the dates:", date_facts(asks, shown, today) if asks.dates else []),
         ("Numbers the memories give:", number_facts(asks, shown) if asks.counting else []),
-        ("The rules read:", [f"- {ruled.span} " + " ".join(f"[m{c}]" for c in ruled.citations)] if hint else []),
+        ("The rules read:", [f"- {hint.span} " + " ".join(f"[m{c}]" for c in hint.citations)] if hint else []),
     ]
     return "\n\n".join(f"{head}\n" + "\n".join(lines) for head, lines in sections if lines)
 

@@ -162,7 +162,9 @@ def in_time(e: Evidence, when: tuple[datetime, datetime]) -> bool:
     if said is not None and start <= said <= end:
         return True
     told = e.refers_to
-    return bool(told) and datetime.fromisoformat(told["start"]) <= end and datetime.fromisoformat(told["end"]) >= start
+    if not told:
+        return False
+    return datetime.fromisoformat(told["start"]) <= end and datetime.fromisoformat(told["end"]) >= start
 
 
 def speaker_and_body(e: Evidence) -> tuple[str, str]:
@@ -290,9 +292,9 @@ def _typed(asked: Question, evidence: list[Evidence]) -> Answer:
         if asked.type == "where":  # a place is wanted: any clause that carries a cue may name it
             kept += [c for c in ranked if 0 < c.score < KEEP_FRACTION * best.score]
         if asked.type in ("what", "which") and many(asked.text):
-            found = several(asked, kept)
-            if found:
-                return answered(asked, ", ".join(span for span, _ in found), found[0][1], [c for _, c in found[1:]])
+            listed = several(asked, kept)
+            if listed:
+                return answered(asked, ", ".join(span for span, _ in listed), listed[0][1], [c for _, c in listed[1:]])
         if asked.type in ("what", "which"):  # the named thing is taken from the best memory only
             kept = [c for c in kept if c.evidence is best.evidence]
         for clause in kept:
@@ -439,9 +441,10 @@ def second_look(asked: Question, ranked: list[Clause], evidence: list[Evidence])
     car?")."""
     carrying = [c for c in ranked if c.score > 0]
     look = {"where": _placed, "why": lambda asked, clause: _done_for(asked, clause.text)}.get(asked.type)
-    for clause in carrying if look is not None else []:
-        if span := look(asked, clause):
-            return answered(asked, span, clause)
+    if look is not None:
+        for clause in carrying:
+            if span := look(asked, clause):
+                return answered(asked, span, clause)
     return asked_in_chat(asked, carrying, evidence)
 
 
@@ -460,7 +463,9 @@ def asked_in_chat(asked: Question, carrying: list[Clause], evidence: list[Eviden
     turns = {place[1:]: e for e in evidence[: 2 * LOOK_AT] if (place := turn_place(e)) is not None}
     for clause in carrying:
         place = turn_place(clause.evidence)
-        for step in range(1, THREAD_REACH + 1) if place is not None else ():
+        if place is None:
+            continue
+        for step in range(1, THREAD_REACH + 1):
             question, reply = (turns.get((place[1], place[2] + n)) for n in (step, step + 1))
             if question is None or reply is None or not _asks(question, reply, wants):
                 continue

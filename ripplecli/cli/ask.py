@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ripplecli.cli.choices import choice
+from ripplecli.cli.choices import checked, choice
 from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
@@ -45,12 +45,13 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from your chats: the answer, the evidence it rests on, and how recall found it."""
-    if mode != "lexical":  # the default encoder starts loading beside the imports and the store's opening
-        from ripplecli.runtime.encoders import load_encoder_soon
+    checked("ask", "--mode", mode)
+    from ripplecli import api
 
-        load_encoder_soon(if_ready=True, few=True)  # one question to encode: a lighter session
+    if mode != "lexical":  # the default encoder starts loading beside the imports and the store's opening
+        api.start_encoder(few=True)  # one question to encode: a lighter session
+    from ripplecli.api import parse_date
     from ripplecli.cli.render import answer_text, evidence_line, trace_tree  # not needed for `--help`
-    from ripplecli.inputs import parse_date
 
     when = parse_date(as_of, "--as-of")
     with open_memory(store, read_only=True, create=False) as memory:
@@ -88,8 +89,8 @@ def model_tip(model) -> None:
     """Once per user, where a person reads stderr: the one command that gets a model (auto then answers with it)."""
     if not watched_stderr():
         return
-    from ripplecli.model_catalog import model_tip as tip_line
-    from ripplecli.model_catalog import tip_shown
+    from ripplecli.api import model_tip as tip_line
+    from ripplecli.api import tip_shown
 
     line = tip_line(model)
     if line:
@@ -101,7 +102,7 @@ def terminal_stream():
     """A model's answer on the terminal as it is written, under a status line (stderr, so stdout stays clean)."""
     from rich.console import Console
 
-    from ripplecli.answer import AnswerStream
+    from ripplecli.api import answer_stream
 
     screen = Console(stderr=True)
 
@@ -111,4 +112,4 @@ def terminal_stream():
     def token(piece: str) -> None:
         screen.print(printable(piece), end="", markup=False, highlight=False)
 
-    return AnswerStream(started, token, lambda: screen.print())
+    return answer_stream(started, token, lambda: screen.print())

@@ -8,21 +8,23 @@ from typing import Any
 
 import typer
 
-from ripplecli.recall.modes import MODES
-from ripplecli.registry import (
+from ripplecli.api import (
     ANSWER_MODES,
+    ASK_MODES,
     EVAL_ANSWERS,
     EXTRACTORS,
     FORMATS,
     LINKS,
     LONGMEMEVAL_TYPES,
+    MODES,
     PLANNERS,
     QUERY_ANALYZERS,
 )
+from ripplecli.errors import InputError
 
 # (command, option) -> the names it accepts, in the order help lists them.
 CHOICES: dict[tuple[str, str], list[str]] = {
-    ("ask", "--mode"): list(MODES),
+    ("ask", "--mode"): list(ASK_MODES),
     ("ask", "--answer"): list(ANSWER_MODES),
     ("ask", "--planner"): PLANNERS.names,
     ("ask", "--analyzer"): QUERY_ANALYZERS.names,
@@ -43,6 +45,17 @@ def listed(names: Sequence[str]) -> str:
 def completer(names: Sequence[str]) -> Callable[[str], list[str]]:
     """Shell completion of one choice list."""
     return lambda incomplete: [name for name in names if name.startswith(incomplete)]
+
+
+def checked(command: str, name: str, value: str) -> str:
+    """An option's value when its choice list has it; else one line: an evaluation-only mode says where it belongs."""
+    names = CHOICES[(command, name)]
+    if value in names:
+        return value
+    if name == "--mode" and value in MODES:
+        where = "an ablation for `ripple eval locomo --modes`"
+        raise InputError(f"--mode {value} is {where}; ripple ask takes {', '.join(names)}")
+    raise InputError(f"unknown {name} '{value}' (choose from: {', '.join(names)})")
 
 
 def choice(command: str, name: str, text: str, *also: str) -> Any:

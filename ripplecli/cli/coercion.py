@@ -81,6 +81,10 @@ def plain(param: Any) -> bool:
 
 def install() -> None:
     """Route plain parameters around pydantic (see the module docstring); a no-op on other typer versions."""
+    from ripplecli.cli.pins import as_written
+
+    if not as_written():
+        return
     try:
         from typer._coercion import build_runtime_param
         from typer.core import _TyperParameter as param_class
@@ -96,5 +100,5 @@ def install() -> None:
             self._runtime_param = PlainCoercion(descriptor, lambda: build_runtime_param(descriptor))
         return typers_own(self)
 
-    get_runtime_param.plain_first = True  # type: ignore[attr-defined]
-    param_class.get_runtime_param = get_runtime_param
+    get_runtime_param.plain_first = True  # type: ignore[attr-defined]  # the mark that it is patched once
+    param_class.get_runtime_param = get_runtime_param  # type: ignore[method-assign]  # the patch this module is

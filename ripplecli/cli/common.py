@@ -32,7 +32,7 @@ def printable(value: object) -> str:
     return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
 
 
-def inert(value: object) -> str:
+def escaped(value: object) -> str:
     """Such text ready to sit inside rich markup: control characters shown, `[bold]`-like tags escaped."""
     return escape(printable(value))
 
@@ -49,16 +49,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def show_flags_as_flags() -> None:
-    """typer's help prints a type beside every option, `--json <bool>` too; a flag takes no value, so show none."""
+    """typer's help prints a type beside every option, `--json <bool>` too; a flag takes no value, so show none (on
+    the typer version this was written for: ripplecli.cli.pins)."""
+    from ripplecli.cli.pins import as_written
+
+    if not as_written():
+        return
     option_class = getattr(getattr(typer, "core", None), "TyperOption", None)
     shown = getattr(option_class, "display_type_rich", None)
-    if shown is None or getattr(shown, "flags_as_flags", False):
+    if option_class is None or shown is None or getattr(shown, "flags_as_flags", False):
         return
 
     def display_type_rich(self: Any, ctx: Any) -> str | None:
         return None if getattr(self, "is_flag", False) else shown(self, ctx)
 
-    display_type_rich.flags_as_flags = True  # type: ignore[attr-defined]
+    display_type_rich.flags_as_flags = True  # type: ignore[attr-defined]  # the mark that it is patched once
     option_class.display_type_rich = display_type_rich
 
 
@@ -80,7 +85,7 @@ def user_errors(command: F) -> F:
             err_console.print(f"ripple: error: {printable(known)}", markup=False, soft_wrap=True)
             raise typer.Exit(known.exit_code) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature F stands for
 
 
 def rows_table(title: str) -> Table:
@@ -90,17 +95,17 @@ def rows_table(title: str) -> Table:
 
 def facts_table(title: str, rows: list[tuple[str, Any]]) -> Table:
     """A two-column what / value table without a header, the shape of every summary ripple prints."""
-    table = Table(title=inert(title), show_header=False)
+    table = Table(title=escaped(title), show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
     for what, value in rows:
-        table.add_row(what, inert(value))
+        table.add_row(what, escaped(value))
     return table
 
 
 def print_json(data: Any) -> None:
     """JSON on stdout, plain (no rich markup), stable key order, no raw control character."""
-    from ripplecli.files import escape_c1
+    from ripplecli.api import escape_c1
 
     typer.echo(escape_c1(json.dumps(data, indent=2, sort_keys=True, default=str, ensure_ascii=False)))
 
@@ -123,12 +128,7 @@ def one_line(text: str, width: int = TEXT_WIDTH) -> str:
 
 def clip(text: str, width: int = TEXT_WIDTH) -> str:
     """One line, cut to width, markup-safe."""
-    return inert(one_line(text, width))
-
-
-def interactive() -> bool:
-    """Whether progress bars make sense (a terminal, not CI logs or pipes)."""
-    return console.is_terminal and not os.environ.get("CI")
+    return escaped(one_line(text, width))
 
 
 def watched_stderr() -> bool:

@@ -23,7 +23,7 @@ def config_set(
     value: Annotated[str, typer.Argument(help="The new value.")],
 ) -> None:
     """Set one key (checked before the file is written)."""
-    from ripplecli.local_models import config_path, set_config
+    from ripplecli.api import config_path, set_config
 
     data = set_config(key, value)
     console.print(printable(f"{key} = {data[key]!r}  ({config_path()})"), markup=False)
@@ -33,7 +33,7 @@ def config_set(
 @user_errors
 def config_unset(key: Annotated[str, typer.Argument(help="The key to remove.")]) -> None:
     """Remove one key (back to its default)."""
-    from ripplecli.local_models import config_path, set_config
+    from ripplecli.api import config_path, set_config
 
     set_config(key, None)
     console.print(printable(f"{key} removed  ({config_path()})"), markup=False)
@@ -43,12 +43,9 @@ def config_unset(key: Annotated[str, typer.Argument(help="The key to remove.")])
 @user_errors
 def config_get(key: Annotated[str, typer.Argument(help="The key to show.")]) -> None:
     """Print one key's value (nothing when unset)."""
-    from ripplecli.errors import InputError
-    from ripplecli.local_models import CONFIG_KEYS, load_config
+    from ripplecli.api import config_value
 
-    if key not in CONFIG_KEYS:
-        raise InputError(f"unknown config key '{key}' (choose from: {', '.join(CONFIG_KEYS)})")
-    value = load_config().get(key)
+    value = config_value(key)
     if value is not None:
         typer.echo(printable(value))
 
@@ -57,7 +54,7 @@ def config_get(key: Annotated[str, typer.Argument(help="The key to show.")]) -> 
 @user_errors
 def config_show(as_json: JsonOption = False) -> None:
     """Every key that is set, and where the file is."""
-    from ripplecli.local_models import config_path, load_config
+    from ripplecli.api import config_path, load_config
 
     data = load_config()
     if as_json:

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from ripplecli.cli.choices import choice
-from ripplecli.cli.common import JsonOption, console, inert, print_json, printable, progress_bar, user_errors
+from ripplecli.cli.common import JsonOption, console, escaped, print_json, printable, progress_bar, user_errors
 from ripplecli.cli.models import ModelOption
 
 eval_app = typer.Typer(
@@ -95,8 +95,8 @@ def _advance(bar: Any, shared: bool) -> Callable[[str, int, int], None]:
     def advance(stage: str, done: int, total: int) -> None:
         key = stage.split(" ", 1)[0] if shared else stage
         if key not in tasks:
-            tasks[key] = bar.add_task(inert(stage), total=total or None)
-        bar.update(tasks[key], description=inert(stage), completed=done, total=total or None)
+            tasks[key] = bar.add_task(escaped(stage), total=total or None)
+        bar.update(tasks[key], description=escaped(stage), completed=done, total=total or None)
 
     return advance
 
@@ -174,7 +174,7 @@ def _retrieval_table(report: dict[str, Any]) -> Table:
         overall = groups["overall"]
         cells = [_cell(overall, *keys) for keys in columns.values()]
         cells.append(f"{overall['latency_p50_ms']:.0f}/{overall['latency_p95_ms']:.0f}")
-        table.add_row(inert(mode), *cells)
+        table.add_row(escaped(mode), *cells)
     return table
 
 
@@ -184,7 +184,7 @@ def _kind_table(report: dict[str, Any]) -> Table:
     table = _table("per type: session any@5/all@5, turn full evidence @budget", [SHORT_KINDS.get(g, g) for g in groups])
     for mode, by_group in report["metrics"].items():
         cells = [_cell(by_group[g], "session_any@5", "session_all@5", "full@budget", digits=2) for g in groups]
-        table.add_row(inert(mode), *cells)
+        table.add_row(escaped(mode), *cells)
     return table
 
 
@@ -200,7 +200,7 @@ def _kind_answer_table(report: dict[str, Any]) -> Table:
             continue
         cells = [_cell(overall, "accuracy")]
         cells += [_cell(by_group[g], *_answer_keys(g), digits=2) for g in groups[1:]]
-        table.add_row(inert(mode), *cells, _cell(overall, "abstention"), *_answer_costs(overall))
+        table.add_row(escaped(mode), *cells, _cell(overall, "abstention"), *_answer_costs(overall))
     return table
 
 
@@ -251,7 +251,7 @@ def _summary_table(report: dict[str, Any], k: int) -> Table:
         cells = [_pair(groups[g][f"recall@{k}"], groups[g][f"full@{k}"]) for g in SHORT_GROUPS]
         cells.append(_pair(overall["recall@budget"], overall["full@budget"]))
         cells.append(f"{overall['latency_p50_ms']:.0f}/{overall['latency_p95_ms']:.0f}")
-        table.add_row(inert(mode), *cells)
+        table.add_row(escaped(mode), *cells)
     return table
 
 
@@ -268,7 +268,7 @@ def _answer_table(report: dict[str, Any]) -> Table:
         cells.append(_cell(overall, "contains"))
         cells.append(f"{abstention['rate']:.3f}".replace("0.", ".") if abstention else "-")
         cells += _answer_costs(overall)
-        table.add_row(inert(mode), *cells)
+        table.add_row(escaped(mode), *cells)
     return table
 
 
@@ -316,7 +316,7 @@ def _delta_table(comparison: dict[str, Any]) -> Table:
         for group, metrics in comparison["deltas"][mode].items():
             cells = [_delta_cell(metrics[m]) if m in metrics else "-" for m in shown]
             flip_cell = f"+{len(flips['gained'])} / -{len(flips['lost'])}" if group == "overall" else ""
-            table.add_row(inert(mode), inert(group), *cells, flip_cell)
+            table.add_row(escaped(mode), escaped(group), *cells, flip_cell)
     return table
 
 

@@ -9,8 +9,8 @@ from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
     console,
+    escaped,
     facts_table,
-    inert,
     open_memory,
     print_json,
     user_errors,
@@ -52,7 +52,7 @@ def _channels(stats: dict) -> Table:
         table.add_column(column, justify="left" if column == "channel" else "right")
     for name, row in [*stats["channels"].items(), ("all", stats["all"])]:
         table.add_row(
-            inert(name),
+            escaped(name),
             str(row["edges"]),
             f"{row['mean_degree']:.2f}",
             str(row["max_degree"]),
@@ -67,7 +67,7 @@ def _histogram(stats: dict) -> Table:
     table.add_column("degree")
     table.add_column("memories", justify="right")
     for label, count in stats["degree_histogram"].items():
-        table.add_row(inert(label), str(count))
+        table.add_row(escaped(label), str(count))
     return table
 
 

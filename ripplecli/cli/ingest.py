@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from ripplecli.api import FORMATS, counted
 from ripplecli.cli.choices import choice
 from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
     console,
     err_console,
-    inert,
+    escaped,
     open_memory,
     print_json,
     printable,
@@ -28,12 +29,9 @@ from ripplecli.cli.common import (
 )
 from ripplecli.cli.models import ModelOption
 from ripplecli.errors import InputError
-from ripplecli.registry import FORMATS
-from ripplecli.wording import counted
 
 if TYPE_CHECKING:  # the readers load only when a file is read, not for --help
-    from ripplecli.formats.load import Member
-    from ripplecli.ingest import IngestReport
+    from ripplecli.api import IngestReport, Member
 
 
 def _summary(reports: list[IngestReport]) -> Table:
@@ -49,7 +47,7 @@ def _summary(reports: list[IngestReport]) -> Table:
     for r in reports:
         edges = "\n".join(f"{k} {v}" for k, v in sorted(r.edges.items())) or "0"
         table.add_row(
-            inert(Path(r.file).name),
+            escaped(Path(r.file).name),
             str(r.conversations),
             str(r.new_sources),
             str(r.duplicates),
@@ -117,9 +115,7 @@ def owner_for(parsed: list[tuple[Path, list]], given: str | None) -> tuple[str |
     of a group chat, so a default never does.
 
     Asked only on a terminal, and saved as `me`."""
-    from ripplecli.api import owner_name
-    from ripplecli.local_models import set_config
-    from ripplecli.owner import default_owner_name, is_role_word
+    from ripplecli.api import default_owner_name, is_role_word, owner_name, set_config
 
     conversations = [c for _, chats in parsed for c in chats]
     me = owner_name(conversations, given)
@@ -214,31 +210,29 @@ def ingest(
     `me` in the config, else asked once on a terminal. A group chat, a Slack or a
     Discord export does not say who you are: the person `--me` (or `me`) names is.
 
-    A file may hold at most 100,000 turns (split a larger export, e.g. by conversation).
+    A big export (a ChatGPT conversations.json, a Telegram account's result.json)
+    is read a conversation at a time, so any size fits in memory; if the ingest
+    is stopped, running the same command again adds the rest.
     """
-    from ripplecli.runtime.encoders import load_encoder_soon
+    from ripplecli import api
 
-    load_encoder_soon(if_ready=True)  # the default encoder loads beside reading the files and opening the store
-    from ripplecli.api import read_export
-    from ripplecli.formats.load import check_format
-
-    check_format(fmt)  # before any file is opened
-    readings = [(path, read_export(path, fmt)) for path in files]  # every file checked before any write
-    parsed = [(path, reading.conversations) for path, reading in readings]
+    api.start_encoder()  # the default encoder loads beside reading the files and opening the store
+    api.check_format(fmt)  # before any file is opened
+    readings = [(path, api.read_export(path, fmt)) for path in files]  # every file checked before any write
+    # a big export's few conversations that say how its owner is named stand for it (ripplecli.formats.stream)
+    parsed = [(path, r.stream.witnesses if r.stream else r.conversations) for path, r in readings]
     if not parsed:
         raise InputError("no files given")
     if extractor == "llm" or links == "cable-llm":
-        from ripplecli.local_models import load_llm
-
-        load_llm(model)  # an unusable model is one line before the store is touched
+        api.load_model(model)  # an unusable model is one line before the store is touched
     owner, default_owner, hint = owner_for(parsed, me)
     reports = []
     from rich.progress import TextColumn
 
     with open_memory(store) as memory, progress_bar(TextColumn("{task.fields[rate]}")) as bar:
         memory.model = model
-        for path, conversations in parsed:
-            task = bar.add_task(inert(path.name), total=None, rate="")
+        for path, reading in readings:
+            task = bar.add_task(escaped(path.name), total=None, rate="")
             started = time.perf_counter()
 
             def advance(done: int, total: int, task=task, started=started) -> None:
@@ -248,7 +242,8 @@ def ingest(
             reports.append(
                 memory.ingest(
                     path,
-                    conversations=conversations,
+                    conversations=reading.conversations,
+                    stream=reading.stream,
                     extractor=extractor,
                     progress=advance,
                     links=links,
@@ -264,14 +259,13 @@ def ingest(
         for line in [*bundle_lines(path.name or str(path), reading.members), *reading.warnings]:
             err_console.print(printable(line), markup=False, soft_wrap=True)
     for report in reports:
-        if line := skipped_line(report):
-            err_console.print(printable(line), markup=False, soft_wrap=True)
+        if skipped := skipped_line(report):
+            err_console.print(printable(skipped), markup=False, soft_wrap=True)
     if hint:
         err_console.print(hint, markup=False, soft_wrap=True)
     for report in reports:
-        line = no_owner_line(report, owner or "")
-        if line:
-            err_console.print(printable(line), markup=False, soft_wrap=True)
+        if unowned := no_owner_line(report, owner or ""):
+            err_console.print(printable(unowned), markup=False, soft_wrap=True)
     rejected = sum(r.rejected for r in reports)
     if rejected:
         err_console.print(

@@ -98,6 +98,8 @@ PRETTY_EXCEPTIONS_SHORT = True  # typer's default, which the root app keeps (get
 
 def listed(info: CommandInfo | TyperInfo) -> Any:
     """A command as the root help lists it: name, help, short help and flags, taken as typer takes them."""
+    solved: TyperInfo | CommandInfo
+    kind: type[TyperGroup] | type[TyperCommand]
     if isinstance(info, TyperInfo):
         solved = solve_typer_info_defaults(info)
         kind, name, text = TyperGroup, solved.name, solved.help
@@ -118,25 +120,26 @@ def group(paths: dict[str, str]) -> type[TyperGroup]:
     """The root group class whose commands are `paths` (name -> "module:attr", in help order), built on first use."""
 
     class LazyGroup(TyperGroup):
-        """A TyperGroup whose commands typer builds when they are used; its help lists them unbuilt."""
+        """A TyperGroup whose commands typer builds when they are used; its help lists them unbuilt. (`ctx: Any`:
+        the base class takes the Context of the click that typer vendors, a private module.)"""
 
         def __init__(self, **attrs: Any) -> None:
             super().__init__(**attrs)
             self.commands = LazyCommands(dict(paths), self)
             self._listing = False
 
-        def list_commands(self, ctx: typer.Context) -> list[str]:
+        def list_commands(self, ctx: Any) -> list[str]:
             """The names in registration order, nothing built."""
             return list(self.commands)
 
-        def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+        def get_command(self, ctx: Any, cmd_name: str) -> Any:
             """The built command; while the help lists commands, a listing of an unbuilt one instead."""
             commands = self.commands
             if self._listing and isinstance(commands, LazyCommands) and not commands.built(cmd_name):
                 return listed(commands.info(cmd_name)) if cmd_name in commands else None
             return commands.get(cmd_name)
 
-        def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        def format_help(self, ctx: Any, formatter: Any) -> None:
             """The help page, listing the commands without building them."""
             self._listing = True
             try:

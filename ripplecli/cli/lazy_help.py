@@ -13,7 +13,12 @@ import importlib
 import importlib.machinery
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the loader is checked as importlib's Loader; at run time it is a plain class (see _Loader)
+    from importlib.abc import Loader as _LoaderBase
+else:
+    _LoaderBase = object
 
 RENDERER = "typer.rich_utils"
 DEFERRED = {"rich.markdown": "Markdown", "rich.traceback": "Traceback"}
@@ -38,7 +43,7 @@ def stand_in(module: str, name: str) -> type:
     return _StandIn(name, (), {"__new__": build, "real": staticmethod(real), "__module__": module})
 
 
-class _Loader:
+class _Loader(_LoaderBase):
     """Runs the renderer's module with the placeholders in `sys.modules`, then takes them out again (a plain class:
     importing importlib.abc would cost more than it saves)."""
 
@@ -77,8 +82,11 @@ class _Finder:
 
 
 def install() -> None:
-    """Defer the two modules for the renderer's import, unless it is already imported."""
-    if RENDERER not in sys.modules and not any(isinstance(f, _Finder) for f in sys.meta_path):
+    """Defer the two modules for the renderer's import, unless it is already imported or typer is not the version
+    this was written for (ripplecli.cli.pins)."""
+    from ripplecli.cli.pins import as_written
+
+    if as_written() and RENDERER not in sys.modules and not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
 
 

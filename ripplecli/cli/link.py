@@ -45,9 +45,9 @@ def cable(
 ) -> None:
     """Antecedent links (older → newer) for every memory without them; an interrupted run resumes."""
     if llm:
-        from ripplecli.local_models import load_llm
+        from ripplecli.api import load_model
 
-        load_llm(model)  # an unusable model is one line before the store is touched
+        load_model(model)  # an unusable model is one line before the store is touched
     with open_memory(store) as memory, progress_bar() as bar:
         memory.model = model
         task = bar.add_task("linking", total=None)

@@ -8,18 +8,18 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ripplecli.api import counted
 from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
     console,
     err_console,
-    inert,
+    escaped,
     open_memory,
     print_json,
     printable,
     user_errors,
 )
-from ripplecli.wording import counted
 
 PLAN_ORDER = ("memories", "edges", "vectors", "cues", "provenance", "sources")
 # what one of each counted kind is called, when there is one
@@ -48,7 +48,7 @@ def forget(
 
     Selectors combine (AND): `--conversation c1 --session s2` forgets session s2 of c1 only.
     """
-    from ripplecli.inputs import parse_date
+    from ripplecli.api import parse_date
 
     selection: dict[str, Any] = {
         "conversation": conversation,
@@ -140,7 +140,7 @@ def doctor(
         failure = known_failure(exc)
         if repair or not isinstance(failure, DamagedStoreError):
             raise
-        from ripplecli.own_data import unopenable_report
+        from ripplecli.api import unopenable_report
 
         report = unopenable_report(store, failure)
     if as_json:
@@ -155,10 +155,11 @@ def doctor(
 
 def _doctor_table(report: dict[str, Any]) -> Table:
     """One row per check, coloured by status."""
-    table = Table(title=f"doctor: store {inert(report['store'])}")
+    table = Table(title=f"doctor: store {escaped(report['store'])}")
     for column in ("check", "status", "detail"):
         table.add_column(column, overflow="fold")
     for finding in report["checks"]:
         style = STATUS_STYLE.get(finding["status"], "")
-        table.add_row(inert(finding["check"]), f"[{style}]{inert(finding['status'])}[/]", inert(finding["detail"]))
+        status = f"[{style}]{escaped(finding['status'])}[/]"
+        table.add_row(escaped(finding["check"]), status, escaped(finding["detail"]))
     return table

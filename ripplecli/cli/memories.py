@@ -7,12 +7,13 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ripplecli.api import counted
 from ripplecli.cli.common import (
     JsonOption,
     StoreOption,
     clip,
     console,
-    inert,
+    escaped,
     one_line,
     open_memory,
     print_json,
@@ -20,7 +21,6 @@ from ripplecli.cli.common import (
     rows_table,
     user_errors,
 )
-from ripplecli.wording import counted
 
 memories_app = typer.Typer(help="List and search the memories in the store.", no_args_is_help=True)
 TEXT_WIDTH = 80
@@ -49,7 +49,7 @@ def _table(rows: list[dict[str, Any]], title: str, found_by: bool = False) -> Ta
             cells.append(", ".join(row["persons"]))
         if found_by:
             cells.append(_view_ranks(row))
-        table.add_row(*map(inert, cells), clip(row["restatement"], TEXT_WIDTH))
+        table.add_row(*map(escaped, cells), clip(row["restatement"], TEXT_WIDTH))
     return table
 
 
@@ -77,7 +77,7 @@ def list_command(
     as_json: JsonOption = False,
 ) -> None:
     """List memories, oldest first, filtered by person, session, conversation or the date they were said."""
-    from ripplecli.inputs import parse_date
+    from ripplecli.api import parse_date
 
     start, end = parse_date(since, "--since"), parse_date(until, "--until", end_of_day=True)
     with open_memory(store, read_only=True, create=False) as memory:
@@ -104,7 +104,7 @@ def search_command(
     if as_json:
         print_json(rows)
         return
-    title = f"{counted(len(rows), 'memory')} for '{inert(text)}'"
+    title = f"{counted(len(rows), 'memory')} for '{escaped(text)}'"
     console.print(_table(rows, title, found_by=True) if rows else "no memories match")
 
 
@@ -126,7 +126,7 @@ def show(
 def _print_memory(record: dict[str, Any]) -> None:
     """The memory as a few labelled blocks; every stored string is shown as text, never as markup."""
     where = f"{conversation_label(record, 60)} / {record['session_id']}"
-    console.print(f"[bold]m{record['memory_id']}[/bold]  {inert(where)}")
+    console.print(f"[bold]m{record['memory_id']}[/bold]  {escaped(where)}")
     console.print(printable(record["restatement"]), markup=False)
     console.print(f"said: {record['said_at'] or 'unknown'}", markup=False)
     refers = record["refers_to"]
@@ -138,12 +138,13 @@ def _print_memory(record: dict[str, Any]) -> None:
     for column in ("turn", "session", "speaker", "text"):
         sources.add_column(column, overflow="fold")
     for s in record["sources"]:
-        sources.add_row(*(inert(s[key]) for key in ("turn_id", "session_id", "speaker", "text")))
+        sources.add_row(*(escaped(s[key]) for key in ("turn_id", "session_id", "speaker", "text")))
     console.print(sources)
     edges = Table(title="edges")
     for column in ("channel", "to", "weight", "restatement"):
         edges.add_column(column, overflow="fold" if column == "restatement" else "ellipsis")
     for channel, rows in record["edges"].items():
         for e in rows:
-            edges.add_row(inert(channel), f"m{e['memory_id']}", f"{e['weight']:.3f}", clip(e["restatement"] or "?", 70))
+            text = clip(e["restatement"] or "?", 70)
+            edges.add_row(escaped(channel), f"m{e['memory_id']}", f"{e['weight']:.3f}", text)
     console.print(edges if record["edges"] else "edges: none")

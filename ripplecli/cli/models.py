@@ -15,7 +15,7 @@ from ripplecli.cli.common import (
     JsonOption,
     console,
     err_console,
-    inert,
+    escaped,
     print_json,
     printable,
     rows_table,
@@ -35,29 +35,29 @@ ModelOption = Annotated[
 
 def _size(info: dict[str, Any] | None) -> str:
     """File size for people."""
-    from ripplecli.runtime.gguf_info import gib
+    from ripplecli.api import gib
 
     return gib(info["size"]) if info else "?"
 
 
-def _table(found: list) -> Table:
+def _table(found: list[dict[str, Any]]) -> Table:
     """One row per GGUF file: name, where, size, architecture, context, chat template."""
     table = Table(title="GGUF models found")
     for column in ("name", "source", "size", "architecture", "context", "chat template", "path"):
         table.add_column(column, justify="right" if column in ("size", "context") else "left")
     for m in found:
-        info = m.info or {}
+        info = m["info"] or {}
         template = "yes" if info.get("chat_template") else "[yellow]no (not for instructions)[/]"
-        if m.error or (info and not info.get("complete")):
-            template = f"[red]{inert(m.error or 'truncated')}[/]"
+        if m["error"] or (info and not info.get("complete")):
+            template = f"[red]{escaped(m['error'] or 'truncated')}[/]"
         table.add_row(
-            inert(m.name),
-            inert(m.source),
-            _size(m.info),
-            inert(info.get("architecture") or "?"),
-            inert(info.get("context_length") or "?"),
+            escaped(m["name"]),
+            escaped(m["source"]),
+            _size(m["info"]),
+            escaped(info.get("architecture") or "?"),
+            escaped(info.get("context_length") or "?"),
             template,
-            inert(m.path),
+            escaped(m["path"]),
         )
     return table
 
@@ -66,8 +66,8 @@ def _configured_line(configured: dict[str, Any] | None) -> str:
     """Which model ripple would use, and whether it can."""
     if configured is None:
         return "configured model: [dim]none[/] (`ripple models pull`, or `ripple models use PATH|NAME`)"
-    state = "[green]usable[/]" if configured["usable"] else f"[red]{inert(configured['error'])}[/]"
-    return f"configured model: {inert(configured['path'])} (from {inert(configured['origin'])}) · {state}"
+    state = "[green]usable[/]" if configured["usable"] else f"[red]{escaped(configured['error'])}[/]"
+    return f"configured model: {escaped(configured['path'])} (from {escaped(configured['origin'])}) · {state}"
 
 
 models_app = typer.Typer(
@@ -78,7 +78,7 @@ models_app = typer.Typer(
 
 def _catalogue_table(entries: list[dict[str, Any]]) -> Table:
     """One row per recommended model: what it is, how it answered, whether it is here."""
-    from ripplecli.runtime.gguf_info import gib
+    from ripplecli.api import gib
 
     table = rows_table("recommended models (ripple models pull NAME)")
     table.add_column("name", no_wrap=True)
@@ -87,9 +87,9 @@ def _catalogue_table(entries: list[dict[str, Any]]) -> Table:
     for e in entries:
         seconds = f"{e['p50_seconds']:.1f}/{e['p95_seconds']:.1f}" if e["p50_seconds"] is not None else "-"
         table.add_row(
-            inert(e["name"]) + ("[bold] *[/]" if e["default"] else ""),
+            escaped(e["name"]) + ("[bold] *[/]" if e["default"] else ""),
             gib(e["size"]),
-            inert(e["licence"]),
+            escaped(e["licence"]),
             f"{e['f1']:.3f}" if e["f1"] is not None else "-",
             seconds,
             "[green]yes[/]" if e["installed"] else "no",
@@ -101,32 +101,20 @@ def _measured_notes(entries: list[dict[str, Any]]) -> list[str]:
     """The default, what the figures are and where each model's come from (or that they are still to come)."""
     notes = ["[dim]* the default · F1: answer token F1 · answer s: seconds an answer takes, median/95th pct[/]"]
     for e in entries:
-        where = inert(e["measured_on"]) if e["measured_on"] else "not measured yet"
-        notes.append(f"[dim]{inert(e['name'])}: {where}[/]")
+        where = escaped(e["measured_on"]) if e["measured_on"] else "not measured yet"
+        notes.append(f"[dim]{escaped(e['name'])}: {where}[/]")
     return notes
 
 
 def show_models(model: Path | None, as_json: bool) -> None:
     """The catalogue, the configured model and the GGUF files found (read from headers, not loaded)."""
-    from ripplecli.config import models_home
-    from ripplecli.local_models import configured_model, discover, search_dirs
-    from ripplecli.model_catalog import catalogue
+    from ripplecli.api import models_overview
 
-    entries = [entry.to_dict() for entry in catalogue()]
-    configured = configured_model(model)
-    found = discover()
+    overview = models_overview(model)
     if as_json:
-        places = [{"source": label, "path": str(path)} for label, path in search_dirs()]
-        print_json(
-            {
-                "catalogue": entries,
-                "models_dir": str(models_home()),
-                "configured": configured,
-                "models": [m.to_dict() for m in found],
-                "searched": places,
-            }
-        )
+        print_json(overview)
         return
+    entries, configured, found = overview["catalogue"], overview["configured"], overview["models"]
     console.print(_catalogue_table(entries))
     for note in _measured_notes(entries):
         console.print(note)
@@ -186,7 +174,7 @@ def pull(
     RIPPLE_HUB_URL   where files come from (default https://huggingface.co)
     RIPPLE_MODELS    where they go (default: the user data dir's ripple-models)
     """
-    from ripplecli.model_catalog import pull as pull_model
+    from ripplecli.api import pull_model
 
     try:
         with _download_bar(not as_json and watched_stderr()) as progress:
@@ -197,7 +185,7 @@ def pull(
     if as_json:
         print_json(pulled.to_dict())
         return
-    from ripplecli.runtime.gguf_info import gib
+    from ripplecli.api import gib
 
     how = "already there, sha256 checked" if not pulled.fetched else "downloaded, sha256 ok"
     if pulled.resumed_from:
@@ -227,7 +215,7 @@ def use(
     as_json: JsonOption = False,
 ) -> None:
     """Make one model the configured one, after checking it is a complete GGUF with a chat template."""
-    from ripplecli.model_catalog import use as use_model
+    from ripplecli.api import use_model
 
     chosen = use_model(target)
     if as_json:

@@ -6,7 +6,8 @@ from typing import Any
 
 from rich.tree import Tree
 
-from ripplecli.cli.common import clip, inert
+from ripplecli.api import counted
+from ripplecli.cli.common import clip, escaped
 from ripplecli.trace import (
     Answer,
     ChannelHit,
@@ -20,7 +21,6 @@ from ripplecli.trace import (
     SupportByChannel,
     ViewHit,
 )
-from ripplecli.wording import counted
 
 
 def _cues(tree: Tree, cues: Cues) -> None:
@@ -32,18 +32,18 @@ def _cues(tree: Tree, cues: Cues) -> None:
         ("locations", cues.locations),
         ("concepts", cues.concepts),
     ):
-        node.add(f"{key}: {inert(', '.join(values)) if values else '[dim]none[/]'}")
+        node.add(f"{key}: {escaped(', '.join(values)) if values else '[dim]none[/]'}")
     if cues.many:
-        kind = f" of {inert(cues.kind)}" if cues.kind else ""
+        kind = f" of {escaped(cues.kind)}" if cues.kind else ""
         node.add(f"wants: a list{kind} (several items of one kind, from several sessions)")
     if cues.owner:
-        node.add(f"you: I/me/my are {inert(cues.owner)}, the store's owner")
+        node.add(f"you: I/me/my are {escaped(cues.owner)}, the store's owner")
     time_range = cues.time_range
     node.add(f"time: {' … '.join(t[:10] for t in time_range) if time_range else '[dim]none[/]'}")
     if cues.said_on:
         node.add(f"said on: {_days(cues.said_on)}")
     if cues.failure:
-        node.add(f"[yellow]model fallback:[/] {inert(cues.failure)}")
+        node.add(f"[yellow]model fallback:[/] {escaped(cues.failure)}")
 
 
 def _seeds(tree: Tree, seeds: dict[str, list[Seed]]) -> None:
@@ -69,11 +69,11 @@ def _support_line(s: Support) -> str:
     how = ""
     weights = [round(w, 3) for w in s.weights]
     if weights:
-        how = inert(f" [{s.channel} {', '.join(f'{w:.2f}' for w in weights)}]")
+        how = escaped(f" [{s.channel} {', '.join(f'{w:.2f}' for w in weights)}]")
     if s.via_cues:
-        how += f" via cues: {inert(', '.join(s.via_cues[:4]))}"
+        how += f" via cues: {escaped(', '.join(s.via_cues[:4]))}"
     if s.query:
-        how += f" query: “{inert(s.query)}”"
+        how += f" query: “{escaped(s.query)}”"
     return f"{path}{how}  score {round(float(s.score), 5):.4g}  {clip(s.text, 70)}"
 
 
@@ -91,7 +91,7 @@ def _rounds(tree: Tree, rounds: list[Round]) -> None:
         plan = record.planner
         node = tree.add(f"[bold]round {record.round}[/] · planner: {plan.decision}")
         if plan.failure:
-            node.add(f"[yellow]model fallback:[/] {inert(plan.failure)}")
+            node.add(f"[yellow]model fallback:[/] {escaped(plan.failure)}")
         anchors = node.add(f"anchors ({len(plan.anchors)})")
         for anchor in plan.anchors:
             anchors.add(f"m{anchor.id}  {clip(anchor.text)}")
@@ -100,11 +100,11 @@ def _rounds(tree: Tree, rounds: list[Round]) -> None:
             cue_text = ", ".join([*target.persons, *target.locations, *target.concepts])
             wants = f"  wants: a {target.wants}" if target.wants else ""
             wants += "  list: more from other sessions" if target.many else ""
-            node.add(f"missing-support target: “{inert(target.restatement)}”  cues: {inert(cue_text)}{wants}")
+            node.add(f"missing-support target: “{escaped(target.restatement)}”  cues: {escaped(cue_text)}{wants}")
         if plan.missing:
-            node.add(f"not yet covered: {inert(', '.join(plan.missing))}")
+            node.add(f"not yet covered: {escaped(', '.join(plan.missing))}")
         if record.stopped:
-            node.add(f"stop: {inert(record.stopped)}")
+            node.add(f"stop: {escaped(record.stopped)}")
         _support(node, record.support or {}, "support")
 
 
@@ -129,12 +129,12 @@ def _evidence(tree: Tree, evidence: list[Evidence]) -> None:
     for e in evidence:
         title = f"{clip(e.title, 40)} · " if e.title else ""
         mark = " [yellow]weak[/]" if is_weak(e) else ""
-        turns = title + inert(", ".join(e.source_turns))
-        when = inert(when_text(said_of(e), e.refers_to))
-        details = " · ".join(part for part in (inert(_tags(e)), turns, when) if part)
+        turns = title + escaped(", ".join(e.source_turns))
+        when = escaped(when_text(said_of(e), e.refers_to))
+        details = " · ".join(part for part in (escaped(_tags(e)), turns, when) if part)
         line = node.add(f"{e.rank:>2}. m{e.memory_id}{mark}  [dim]{details}[/]  {clip(e.restatement, 80)}")
         if e.context is not None:
-            line.add(f"[dim]replying to {inert(e.context.speaker)}:[/] {clip(e.context.text, 80)}")
+            line.add(f"[dim]replying to {escaped(e.context.speaker)}:[/] {clip(e.context.text, 80)}")
 
 
 def said_of(e: Evidence) -> str | None:
@@ -155,9 +155,9 @@ def evidence_line(e: Evidence) -> str:
     """One evidence line for `--no-trace`: rank, id, first turn and when it was said, the restatement on one line."""
     first = e.sources[0] if e.sources else None
     where = " · ".join(part for part in (first.turn_id if first else "", when_text(said_of(e), e.refers_to)) if part)
-    reply = f" [dim](to {inert(e.context.speaker)}: {clip(e.context.text, 40)})[/]" if e.context else ""
+    reply = f" [dim](to {escaped(e.context.speaker)}: {clip(e.context.text, 40)})[/]" if e.context else ""
     mark = " [yellow]weak[/]" if is_weak(e) else ""
-    return f"{e.rank:>2}. m{e.memory_id}{mark} [dim]{inert(where)}[/]  {clip(e.restatement, 80)}{reply}"
+    return f"{e.rank:>2}. m{e.memory_id}{mark} [dim]{escaped(where)}[/]  {clip(e.restatement, 80)}{reply}"
 
 
 def _days(times: list[str]) -> str:
@@ -169,14 +169,14 @@ def trace_tree(result: RecallResult) -> Tree:
     """The whole recall trajectory as one tree."""
     trace = result.trace
     tree = Tree(
-        f"[bold]ask[/] “{inert(result.question)}”  [dim]mode {result.mode} · k {result.k} · "
+        f"[bold]ask[/] “{escaped(result.question)}”  [dim]mode {result.mode} · k {result.k} · "
         f"{result.seconds * 1000:.0f} ms[/]"
     )
     if result.answer is not None:
         tree.add(answer_text(result.answer))
     _cues(tree, trace.query_cues)
     if trace.note:
-        tree.add(f"[yellow]{inert(trace.note)}[/]")
+        tree.add(f"[yellow]{escaped(trace.note)}[/]")
     _seeds(tree, trace.seeds or {})
     if trace.sessions:
         _sessions(tree, trace.sessions)
@@ -191,10 +191,10 @@ def trace_tree(result: RecallResult) -> Tree:
     if trace.focus:
         focus = trace.focus
         demoted = f"{focus.others_demoted:g}"
-        node = tree.add(f"[bold]focus[/] · {inert(focus.speaker)}: what others said ranks {demoted}× further down")
+        node = tree.add(f"[bold]focus[/] · {escaped(focus.speaker)}: what others said ranks {demoted}× further down")
         if focus.shared:
             ids = ", ".join(f"m{m}" for m in focus.shared)
-            node.add(f"[dim]{inert(focus.speaker)}'s own memories nearest the question, moved up:[/] {ids}")
+            node.add(f"[dim]{escaped(focus.speaker)}'s own memories nearest the question, moved up:[/] {ids}")
     _support(tree, trace.support or {}, "[bold]support[/]")
     _evidence(tree, result.evidence)
     _llm_calls(tree, trace.llm_calls or [])
@@ -211,16 +211,16 @@ def _llm_calls(tree: Tree, calls: list[dict[str, Any]]) -> None:
         if call.get("error"):
             line += f"  [yellow]{clip(call['error'], 80)}[/]"
         if call.get("note"):
-            line += f"  [dim]{inert(call['note'])}[/]"
+            line += f"  [dim]{escaped(call['note'])}[/]"
         node.add(line)
 
 
 def answer_text(answer: Answer) -> str:
     """The answer line with its method and type."""
     kind = f"{answer.method}, {answer.type}" if answer.type else answer.method
-    text = inert(answer.text) if answer.text else f"[dim]{inert(answer.note or 'no answer')}[/]"
+    text = escaped(answer.text) if answer.text else f"[dim]{escaped(answer.note or 'no answer')}[/]"
     style = "bold" if answer.found and answer.sure else "bold yellow"  # "not found" and "not sure" stand out
     line = f"[{style}]answer[/] ({kind}): {text}"
     if answer.fallback:
-        line += f"  [yellow]model fallback: {inert(answer.fallback)}[/]"
+        line += f"  [yellow]model fallback: {escaped(answer.fallback)}[/]"
     return line

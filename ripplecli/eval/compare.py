@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ def compare_reports(before: dict[str, Any], after: dict[str, Any]) -> dict[str, 
 
 
 def _mode_deltas(
-    before: dict[str, Any], after: dict[str, Any], groups: list[str]
+    before: dict[str, Any], after: dict[str, Any], groups: Sequence[str]
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Per category (question type): before, after and delta of each compared metric."""
     deltas = {}

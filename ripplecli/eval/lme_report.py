@@ -201,7 +201,7 @@ def timing_line(timing: dict[str, Any]) -> str:
     """The stores' ingest seconds (total, per question) and this run's wall time."""
     per_question = timing.get("ingest_by_question") or {}
     seconds = list(per_question.values())
-    slowest = max(per_question, key=per_question.get, default=None)
+    slowest = max(per_question, key=lambda question: per_question[question], default=None)
     spread = (
         f" (p50 {percentile(seconds, 0.5):.1f} s, p95 {percentile(seconds, 0.95):.1f} s, "
         f"most {per_question[slowest]:.1f} s for {slowest})"

@@ -118,9 +118,9 @@ def build_report(plan: Any, records: list[Record]) -> dict[str, Any]:
     """The whole evaluation as one JSON document: config, counts, metrics, and every per-question result."""
     config = plan.config
     by_mode = {mode: [r for r in records if r["mode"] == mode] for mode in plan.modes}
-    metrics = {mode: mode_metrics(rs, config.ks, config.budget_tokens) for mode, rs in by_mode.items()}
+    metrics: dict[str, dict[str, dict[str, Any] | None]] = {}  # mode -> its groups' metrics and its abstention
     for mode, rs in by_mode.items():
-        metrics[mode]["abstention"] = abstention_rate(rs)
+        metrics[mode] = {**mode_metrics(rs, config.ks, config.budget_tokens), "abstention": abstention_rate(rs)}
     return {
         "benchmark": "locomo",
         "config": {

@@ -7,17 +7,20 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ripplecli.errors import InputError
 from ripplecli.eval.locomo import Question, Sample, load_samples
 from ripplecli.eval.metrics import bleu1, covered_turns, token_f1
 from ripplecli.protocols import Encoder
 from ripplecli.registry import EVAL_ANSWERS
-from ripplecli.trace import RecallResult
+from ripplecli.trace import Answer
+
+if TYPE_CHECKING:
+    import numpy as np
 
 K_MAX = 50  # one recall at the largest K; every smaller K and the budget are prefixes of it
 REPORT_KS = (10, 30)
@@ -250,15 +253,14 @@ def ask(plan: EvalPlan, sample: Sample, memory: Any, question: Question, mode: s
         record["gold_sessions"] = question.gold_sessions
         record["source_sessions"] = [list(dict.fromkeys(sample.session_of[t] for t in turns)) for turns in source_turns]
     if result.answer is not None:
-        record.update(answer_record(result, question.answer))
+        record.update(answer_record(result.answer, result.trace.llm_calls, question.answer))
     return record
 
 
-def answer_record(result: RecallResult, gold: str) -> dict[str, Any]:
+def answer_record(answer: Answer, llm_calls: list[dict[str, Any]] | None, gold: str) -> dict[str, Any]:
     """An answer's scores against the gold answer (on its span), its type, time and model tokens."""
-    answer = result.answer
     span = answer.scored
-    calls = [c for c in result.trace.llm_calls or [] if c.get("component") == "answer"]
+    calls = [c for c in llm_calls or [] if c.get("component") == "answer"]
     return {
         "answer": span,
         "answer_text": answer.text,
@@ -281,9 +283,9 @@ class QueryVectors:
     def __init__(self, encoder: Encoder):
         self.encoder = encoder
         self.name, self.dim = encoder.name, encoder.dim
-        self.vectors: dict[str, Any] = {}
+        self.vectors: dict[str, np.ndarray] = {}
 
-    def encode(self, texts: list[str]) -> Any:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         """The wrapped encoder's vectors; a one-text call is served from memory when seen before."""
         if len(texts) != 1:
             return self.encoder.encode(texts)

@@ -25,7 +25,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
 from ripplecli.cues import canonical_name, content_tokens, unique
-from ripplecli.extract.timewords import names, states_time
 from ripplecli.model import MemoryDraft, Window, WindowTurn
 from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import (
@@ -38,6 +37,7 @@ from ripplecli.runtime.llm import (
     structured,
     with_enum,
 )
+from ripplecli.timewords import names, states_time
 
 TURNS_PER_CALL = 6
 CONTEXT_TURNS = 2
@@ -131,11 +131,6 @@ class Chunk:
         """conversation and turn range, for the failures table."""
         first, last = self.fresh[0].turn.turn_id, self.fresh[-1].turn.turn_id
         return f"{self.window.conversation_id} {first}" + (f"–{last}" if last != first else "")
-
-    def as_window(self) -> Window:
-        """The chunk as a window for the rules fallback (context turns stay context)."""
-        turns = [replace(t, is_context=True) for t in self.context] + list(self.fresh)
-        return replace(self.window, turns=turns)
 
 
 class LLMExtractor(FailureLog):

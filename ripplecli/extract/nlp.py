@@ -56,7 +56,8 @@ def _import_spacy() -> Any:
     still loads the real one."""
     stand_ins = {"torch": None, **_cli_stand_ins()}
     placed = [name for name in stand_ins if name not in sys.modules]
-    sys.modules.update({name: stand_ins[name] for name in placed})  # `import torch` raises ImportError meanwhile
+    # `import torch` raises ImportError meanwhile: a None entry blocks an import (typeshed's sys.modules allows none)
+    sys.modules.update({name: stand_ins[name] for name in placed})  # type: ignore[misc]
     try:
         import spacy
     except ImportError as exc:
@@ -73,7 +74,7 @@ def _cli_stand_ins() -> dict[str, ModuleType]:
     cli = ModuleType("spacy.cli")
     cli.__path__ = []  # a package, so `spacy.cli.info` can be found under it
     info = ModuleType("spacy.cli.info")
-    info.info = _no_info  # type: ignore[attr-defined]
+    info.info = _no_info  # type: ignore[attr-defined]  # a module made here, given its one attribute
     return {"spacy.cli": cli, "spacy.cli.info": info}
 
 

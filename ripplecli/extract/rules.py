@@ -10,12 +10,16 @@ from ripplecli.cues import STOPWORDS, canonical_name, unique
 from ripplecli.extract import timeparse
 from ripplecli.extract.concepts import TIME_WORDS, extract_concepts
 from ripplecli.extract.nlp import parse
-from ripplecli.extract.resolve import resolve_references
 from ripplecli.extract.timeparse import ground_time
 from ripplecli.model import MemoryDraft, Turn, Window, WindowTurn
 from ripplecli.owner import ASSISTANT
+from ripplecli.pronouns import resolve_references
 
 LOCATION_ENTITIES = frozenset({"GPE", "LOC", "FAC"})
+# Turns are parsed in passes of at most this many words (a longer turn alone). measured: a parsed spaCy doc holds
+# ~6.4 KB a token (500 LongMemEval turns, 100,607 tokens: +644 MB); a 500-turn batch of them peaked an ingest at
+# 1.27 GB. 10,000 words (~80 MB of parses) leave a LoCoMo batch (500 turns of ~22 words) in one or two passes.
+PARSE_WORDS = 10_000
 # An ORG next to one of these words is a place people go to ("Pine Grill restaurant", "the Met museum").
 _PLACE_WORDS = """restaurant grill cafe café bar pub diner bistro bakery park museum gallery school university
     college hospital clinic church temple mosque library theater theatre stadium arena mall store shop hotel zoo
@@ -58,14 +62,16 @@ class RulesExtractor:
         return self.extract_many([window])[0]
 
     def extract_many(self, windows: Sequence[Window]) -> list[list[MemoryDraft]]:
-        """Drafts for many windows, parsing all their turns in one batched spaCy pass (much faster)."""
+        """Drafts for many windows, parsing their turns in batched spaCy passes (much faster than one by one) of at
+        most PARSE_WORDS words, each pass's parses dropped once drafted: memory does not grow with turn length."""
         jobs = [(i, turn) for i, window in enumerate(windows) for turn in window.turns if not turn.is_context]
         familiar = [[canonical_name(name) for name in windows[i].speakers] for i in range(len(windows))]
-        docs = parse([turn.turn.text for _, turn in jobs], [familiar[i] for i, _ in jobs])
         assistants = [assistants_of(window) for window in windows]  # once a window, not once a turn
         drafts: list[list[MemoryDraft]] = [[] for _ in windows]
-        for (index, placed), doc in zip(jobs, docs, strict=True):
-            drafts[index].append(self.draft(doc, placed, windows[index], assistants[index]))
+        for part in _by_words(jobs):
+            docs = parse([turn.turn.text for _, turn in part], [familiar[i] for i, _ in part])
+            for (index, placed), doc in zip(part, docs, strict=True):
+                drafts[index].append(self.draft(doc, placed, windows[index], assistants[index]))
         return drafts
 
     def restatements(self, windows: Sequence[Window]) -> list[str]:
@@ -107,6 +113,21 @@ def restate(turn: Turn, speakers: Sequence[str], assistants: Collection[str] = (
     words = resolve_references(turn.text, turn.speaker, other, we=not with_assistant)
     addressed = other is not None and words.count(other) > turn.text.count(other)
     return f"{turn.speaker}: {words}", other if addressed else None
+
+
+def _by_words(jobs: list[tuple[int, WindowTurn]]) -> Iterable[list[tuple[int, WindowTurn]]]:
+    """Consecutive runs of jobs of at most PARSE_WORDS words (a longer turn is a run of its own)."""
+    part: list[tuple[int, WindowTurn]] = []
+    words = 0
+    for job in jobs:
+        length = len(job[1].turn.text.split())
+        if part and words + length > PARSE_WORDS:
+            yield part
+            part, words = [], 0
+        part.append(job)
+        words += length
+    if part:
+        yield part
 
 
 def assistants_of(window: Window) -> set[str]:

@@ -11,32 +11,10 @@ import re
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 
+from ripplecli.timewords import MONTHS, SEASON_START, WEEKDAYS  # the words of time, shared with the read path
+
 Interval = tuple[datetime, datetime]
 
-MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-_WEEK = "monday tuesday wednesday thursday friday saturday sunday"
-WEEKDAYS = {day: number for number, day in enumerate(_WEEK.split())}
-SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # three months each
 # Counts as (lowest, highest): vague counts ("a few") become a span rather than a guess.
 COUNTS = {
     "a": (1, 1),

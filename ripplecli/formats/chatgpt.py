@@ -14,40 +14,49 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from ripplecli.formats.days import Dated, by_day, from_epoch
-from ripplecli.formats.fields import ChatFormat, Node, Tolerant, keyed, located, quote, records
+from ripplecli.formats.fields import ChatFormat, Node, Tolerant, keyed, located, quote, records, records_of
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"user": "owner", "assistant": "assistant", "tool": "assistant"}
 ASSISTANT_NAME = "ChatGPT"  # what a person calls the author the export names by its role, "assistant"
 TEXT_CONTENT = frozenset({"text", "multimodal_text"})
 CANVAS = frozenset({"canmore.create_textdoc", "canmore.update_textdoc"})
+ID_KEYS = ("conversation_id", "id")
+ID_KIND = (ID_KEYS, "conversation id")  # records' id keys and what a repeated one is called
 
 
 def parse_chatgpt(data: object, source: str) -> list[Conversation]:
     """Read a ChatGPT export; a conversation's id is the export's `conversation_id` / `id`, one session per day."""
     with located(source):
-        conversations = []
         tolerant = Tolerant()
-        for export, conversation_id in records(data, source, ("conversation_id", "id"), "conversation id"):
-            created_node = export.get("create_time")
-            created = parse_epoch(created_node) if created_node else None
-            dated, skipped = _thread_turns(export, created, tolerant)
-            title = export.get("title")
-            named_by_file = not any(export.get(key) for key in ("conversation_id", "id"))
-            conversations.append(
-                Conversation(
-                    conversation_id,
-                    by_day(dated),
-                    (title.string() if title else "") or None,
-                    skipped,
-                    named_by_file=named_by_file,
-                )
-            )
+        conversations = [_conversation(export, cid, tolerant) for export, cid in records(data, source, *ID_KIND)]
         tolerant.check()
         return conversations
+
+
+def stream_chatgpt(_: dict, nodes: Iterable[Node], count: int | None, source: str) -> Iterator[Conversation]:
+    """parse_chatgpt of a big export's conversations read one at a time (ripplecli.formats.stream)."""
+    with located(source):
+        tolerant = Tolerant()
+        for export, conversation_id in records_of(nodes, count, source, *ID_KIND):
+            yield _conversation(export, conversation_id, tolerant)
+        tolerant.check()
+
+
+def _conversation(export: Node, conversation_id: str, tolerant: Tolerant) -> Conversation:
+    """One conversation of the export: its shown thread's turns, a session per day."""
+    created_node = export.get("create_time")
+    created = parse_epoch(created_node) if created_node else None
+    dated, skipped = _thread_turns(export, created, tolerant)
+    title = export.get("title")
+    named_by_file = not any(export.get(key) for key in ID_KEYS)
+    return Conversation(
+        conversation_id, by_day(dated), (title.string() if title else "") or None, skipped, named_by_file=named_by_file
+    )
 
 
 def _thread_turns(export: Node, created: datetime | None, tolerant: Tolerant) -> tuple[list[Dated], dict[str, int]]:
@@ -168,7 +177,7 @@ def _canvas_text(content: Node) -> str:
         return ""
     if isinstance(payload.get("content"), str):
         return Node(payload["content"], text.keys).string()
-    updates = payload.get("updates") if isinstance(payload.get("updates"), list) else []
+    updates = found if isinstance(found := payload.get("updates"), list) else []
     pieces = [u["replacement"] for u in updates if isinstance(u, dict) and isinstance(u.get("replacement"), str)]
     return Node("\n".join(pieces), text.keys).string()
 
@@ -188,4 +197,6 @@ FORMAT = ChatFormat(
     keyed("mapping"),
     label="a ChatGPT export",
     hints=frozenset({"mapping", "current_node", "create_time", "title"}),
+    streams=("item",),
+    parse_records=stream_chatgpt,
 )

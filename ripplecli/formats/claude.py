@@ -86,7 +86,7 @@ def _shown_branch(record: Node, messages: list[Node]) -> set[str] | None:
         if uuid is not None and isinstance(parent, str):
             parent_of[uuid] = parent
         if uuid is not None:
-            created[uuid] = fields.get("created_at") if isinstance(fields.get("created_at"), str) else ""
+            created[uuid] = stamp if isinstance(stamp := fields.get("created_at"), str) else ""
     if not parent_of:
         return None
     parents = set(parent_of.values())

@@ -82,7 +82,7 @@ def from_iso(text: str) -> tuple[datetime, datetime] | None:
     if zoned is None:
         return None
     instant, offset = zoned
-    return instant, wall_clock(instant, offset)  # type: ignore[return-value]
+    return instant, wall_clock(instant, offset)  # type: ignore[return-value]  # an instant in, a time out
 
 
 def zoned_iso(text: str) -> tuple[datetime, timedelta | None] | None:

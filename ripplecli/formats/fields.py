@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ripplecli.errors import InputError
 from ripplecli.model import Conversation
 
 Keys = tuple[str | int, ...]
+T = TypeVar("T")
 
 MAX_TEXT_CHARS = 200_000  # one turn larger than a long book chapter is a broken export, not a chat message
 
@@ -98,15 +99,15 @@ class Node:
         """An error about this value."""
         return ShapeError(self.keys, problem)
 
-    def _expect(self, kind: type, wanted: str) -> None:
-        """Refuse a value of the wrong JSON type before anything relies on it."""
+    def _expect(self, kind: type[T], wanted: str) -> T:
+        """The value, refused if of the wrong JSON type before anything relies on it."""
         if not isinstance(self.value, kind):
             raise self.fail(f"must be {wanted}, got {json_type(self.value)}")
+        return self.value
 
     def fields(self) -> dict:
         """The value as an object."""
-        self._expect(dict, "an object")
-        return self.value  # type: ignore[return-value]
+        return self._expect(dict, "an object")
 
     def at(self, key: str) -> Node:
         """A required member; a missing key is named by its full path."""
@@ -122,13 +123,12 @@ class Node:
 
     def items(self) -> list[Node]:
         """The elements of an array, each with its index in the path."""
-        self._expect(list, "an array")
-        return [Node(value, (*self.keys, index)) for index, value in enumerate(self.value)]  # type: ignore[arg-type]
+        values = self._expect(list, "an array")
+        return [Node(value, (*self.keys, index)) for index, value in enumerate(values)]
 
     def string(self) -> str:
         """Any string, cleaned; may be empty."""
-        self._expect(str, "a string")
-        text = clean_text(self.value)  # type: ignore[arg-type]
+        text = clean_text(self._expect(str, "a string"))
         if len(text) > MAX_TEXT_CHARS:
             raise self.fail(f"is {len(text):,} characters long; ripple reads at most {MAX_TEXT_CHARS:,}")
         return text
@@ -231,10 +231,19 @@ def records(data: object, source: str, id_keys: tuple[str, ...], kind: str) -> I
     record gives, else one made from the file name; a duplicate id is an error at the record that repeats it."""
     root = Node(data)
     nodes = root.items() if isinstance(data, list) else [root]
+    return records_of(nodes, len(nodes), source, id_keys, kind)
+
+
+def records_of(
+    nodes: Iterable[Node], count: int | None, source: str, id_keys: tuple[str, ...], kind: str
+) -> Iterator[tuple[Node, str]]:
+    """records of nodes read one at a time (ripplecli.formats.stream); `count` None (not known yet) names a record
+    without an id as one of several."""
     ids = Unique(kind)
     for index, node in enumerate(nodes):
         given = next((found for key in id_keys if (found := node.get(key))), None)
-        yield node, ids.claim(given.text() if given else default_id(source, index, len(nodes)), node.keys)
+        made = default_id(source, index, 2 if count is None else count)
+        yield node, ids.claim(given.text() if given else made, node.keys)
 
 
 def with_caption(text: str, caption: str) -> str:
@@ -279,7 +288,7 @@ class ChatFormat:
     # Auto-detection (ripplecli.formats.detect): given what the reader reads, parsed JSON or a TextDoc, how sure it
     # is that it is its format (0 to SURE); given the file paths of a zip or folder ("tree"), its Claim or None.
     detect: Callable[[Any], Any]
-    reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": a Tree of an export folder's JSON
+    reads: str = "json"  # "json": the parsed file; "text": a TextDoc; "tree": an ExportFolder (a folder or zip) of JSON
     label: str = "JSON"  # what a file of this format is, in a refusal that guesses it: "a Telegram export"
     # The account file an export keeps beside its chats, and how to read the owner's name from its bytes (Claude's
     # users.json); the owner's turns then carry that name instead of the export's role word ("human").
@@ -289,3 +298,9 @@ class ChatFormat:
     # a file no reader claims is named after the format whose keys it shares most ("looks most like a Telegram
     # export, but has no "id"").
     hints: frozenset[str] = frozenset()
+    # A reader that takes a big file one record at a time (ripplecli.formats.stream): the ijson prefixes of its
+    # record lists ("item": a top-level list), the top-level members it wants beside them, and its parser of
+    # (those members, the records as Nodes, how many there are or None, file name) -> conversations, in order.
+    streams: tuple[str, ...] = ()
+    stream_head: tuple[str, ...] = ()
+    parse_records: Callable[[dict, Iterable[Node], int | None, str], Iterator[Conversation]] | None = None

@@ -22,7 +22,8 @@ from ripplecli.formats.detect import (
     text_format,
 )
 from ripplecli.formats.fields import ChatFormat, Claim, Keys, ShapeError, json_path
-from ripplecli.formats.text import TEXT_SUFFIXES, TextDoc, Tree
+from ripplecli.formats.stream import StreamedFile
+from ripplecli.formats.text import TEXT_SUFFIXES, ExportFolder, TextDoc
 from ripplecli.model import Conversation
 from ripplecli.owner import with_owner
 from ripplecli.registry import FORMATS
@@ -51,6 +52,9 @@ class Reading:
     conversations: list[Conversation]
     members: list[Member] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # A big export checked record by record (read_input with stream=True): its conversations come in chunks from
+    # stream.chunks(), and `conversations` is empty.
+    stream: StreamedFile | None = None
 
 
 def reads(fmt: str) -> str:
@@ -72,12 +76,16 @@ def read_conversations(path: Path, fmt: str = "auto") -> list[Conversation]:
     return read_input(path, fmt).conversations
 
 
-def read_input(path: Path, fmt: str = "auto") -> Reading:
-    """read_conversations, and for a zip or folder what was read of it as what, and what was passed over."""
+def read_input(path: Path, fmt: str = "auto", stream: bool = False) -> Reading:
+    """read_conversations, and for a zip or folder what was read of it as what, and what was passed over. With
+    `stream`, a big JSON file whose format reads records one at a time is checked record by record and comes back
+    as `Reading.stream` (ripplecli.formats.stream), so it is never held whole."""
     name = path.name or str(path)
     check_format(fmt, name)
     info = _stat(path, name)
     others: list[Member] = []
+    if stream and (streamed := _streamed(path, name, fmt, info)) is not None:
+        return Reading([], stream=streamed)
     if stat.S_ISDIR(info.st_mode):
         reading = read_bundle(dict(folder_members(path, name, others)), name, fmt)
     else:
@@ -93,18 +101,23 @@ def read_input(path: Path, fmt: str = "auto") -> Reading:
     return Reading(_with_turns(reading.conversations, name), members, reading.warnings)
 
 
+def _streamed(path: Path, name: str, fmt: str, info: os.stat_result) -> StreamedFile | None:
+    """The big regular JSON file checked record by record, or None when it is to be read whole."""
+    from ripplecli.formats.stream import can_stream, open_stream
+
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(4096)
+    except OSError as err:
+        raise _unreadable(name, err) from None
+    return open_stream(path, name, fmt) if can_stream(start, info.st_size, fmt) else None
+
+
 def member_name(container: str, path: str) -> str:
     """How a file inside a zip or folder is named in messages: "export.zip: conversations.json"."""
     return f"{container}: {path}"
-
-
-def read_file(
-    raw: bytes, name: str, fmt: str, modified=None, container: str = "", only: str | None = None
-) -> list[Conversation]:
-    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`. With
-    `only` (a zip or folder read with an explicit --format), a file detected as another format is UnknownFormat,
-    so it is passed over."""
-    return read_file_as(raw, name, fmt, modified, container, only)[1]
 
 
 def read_file_as(
@@ -116,8 +129,10 @@ def read_file_as(
     only: str | None = None,
     warnings: list[str] | None = None,
 ) -> tuple[str, list[Conversation]]:
-    """read_file, and the format the file was read as; a text file read as --format says though it looks like
-    another format (a WhatsApp chat as notes) adds a line to `warnings`."""
+    """One file's bytes, read as the format its reader recognises (ripplecli.formats.detect) or as `fmt`, and the
+    format it was read as. With `only` (a zip or folder read with an explicit --format), a file detected as another
+    format is UnknownFormat, so it is passed over; a text file read as --format says though it looks like another
+    format (a WhatsApp chat as notes) adds a line to `warnings`."""
     text = _decode(raw, name)
     suffix = PurePosixPath(name).suffix.lower()
     is_json = suffix == ".json" or (text.lstrip()[:1] in ("{", "[") and _json_not_text(text, suffix))
@@ -239,7 +254,7 @@ def _beside(path: Path, reader: ChatFormat) -> bytes | None:
 
 def _read_tree(members: dict[str, tuple[bytes, object]], name: str, chosen: str, claim: Claim) -> Reading:
     """A folder export read as a whole: its reader is given the JSON of the files it claimed, listed as read."""
-    tree = Tree(
+    tree = ExportFolder(
         name,
         {
             path: _parse_json(_decode(raw, member_name(name, path)), member_name(name, path))
@@ -408,7 +423,7 @@ def _with_turns(conversations: list[Conversation], name: str) -> list[Conversati
 def line_of(text: str, keys: Keys) -> int | None:
     """The line where the value at `keys` (or its deepest existing parent) starts, found on demand."""
     decoder = json.JSONDecoder()
-    position = _WHITESPACE.match(text, 0).end()
+    position = _after_space(text, 0)
     try:
         for key in keys:
             inner = _member_start(text, position, key, decoder)
@@ -426,17 +441,23 @@ def _member_start(text: str, position: int, key: str | int, decoder: json.JSONDe
     if opener not in "[{" or (opener == "{") != isinstance(key, str):
         return None
     index = 0
-    position = _WHITESPACE.match(text, position + 1).end()
+    position = _after_space(text, position + 1)
     while text[position] not in "]}":
         member: str | int = index
         if opener == "{":
-            member, position = json.decoder.scanstring(text, position + 1)
-            position = _WHITESPACE.match(text, text.index(":", position) + 1).end()
+            member, position = decoder.raw_decode(text, position)  # the key, a JSON string
+            position = _after_space(text, text.index(":", position) + 1)
         if member == key:
             return position
         _, position = decoder.raw_decode(text, position)
-        position = _WHITESPACE.match(text, position).end()
+        position = _after_space(text, position)
         if text[position] == ",":
-            position = _WHITESPACE.match(text, position + 1).end()
+            position = _after_space(text, position + 1)
         index += 1
     return None
+
+
+def _after_space(text: str, position: int) -> int:
+    """The first offset from `position` on that is not JSON whitespace."""
+    spaces = _WHITESPACE.match(text, position)
+    return spaces.end() if spaces is not None else position  # the pattern matches the empty string too

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from datetime import datetime
 from pathlib import PurePosixPath
 
 from ripplecli.formats.days import Dated, StableIds, by_day, from_epoch, short_hash
@@ -56,7 +57,7 @@ def _messages(messages: Node, skipped: Counter[str]) -> list[Dated]:
     """The messages with words, oldest first; the others counted in `skipped` by reason."""
     ids = StableIds("fb-")
     tolerant = Tolerant()
-    dated: list[Dated] = []
+    stamped: list[tuple[datetime, Turn]] = []
     for message in reversed(messages.items()):  # the export lists the newest first
         with tolerant.message(message, skipped):
             reason = _left_out(message)
@@ -70,10 +71,10 @@ def _messages(messages: Node, skipped: Counter[str]) -> list[Dated]:
                 raise stamp.fail(f"is not a time in milliseconds since 1970: {stamp.value!r}")
             speaker = _name(message.at("sender_name")) or "unknown"
             turn = Turn(ids.make(str(stamp.value), speaker, text), speaker, text, said_at)
-            dated.append(Dated(turn, said_at))
+            stamped.append((said_at, turn))
     tolerant.check()
-    dated.sort(key=lambda d: d.local)  # stable: messages of the same millisecond keep the file's order
-    return dated
+    stamped.sort(key=lambda pair: pair[0])  # stable: messages of the same millisecond keep the file's order
+    return [Dated(turn, said_at) for said_at, turn in stamped]
 
 
 def _left_out(message: Node) -> str:

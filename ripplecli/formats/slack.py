@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from ripplecli.errors import InputError
 from ripplecli.formats.days import Dated, by_day, from_epoch
 from ripplecli.formats.fields import ChatFormat, Claim, Node, Tolerant, Unique, located, quote
-from ripplecli.formats.text import Tree
+from ripplecli.formats.text import ExportFolder
 from ripplecli.model import Conversation, Turn
 from ripplecli.owner import name_key
 
@@ -39,7 +39,7 @@ def find_root(paths: list[str]) -> str | None:
     return None
 
 
-def parse_slack(tree: Tree, source: str) -> list[Conversation]:
+def parse_slack(tree: ExportFolder, source: str) -> list[Conversation]:
     """Read every conversation of the export; one conversation per channel, a session per day."""
     root = find_root(list(tree.members))
     if root is None:
@@ -64,8 +64,10 @@ def parse_slack(tree: Tree, source: str) -> list[Conversation]:
             for day in days:
                 with located(f"{source}: {day}"):
                     dated += _day(Node(tree.members[day]), names, skipped, tolerant, f"{source}: {day}")
-            seen: set[str] = set()
-            kept = [d for d in dated if not (d.turn.turn_id in seen or seen.add(d.turn.turn_id))]
+            first: dict[str, Dated] = {}
+            for d in dated:
+                first.setdefault(d.turn.turn_id, d)
+            kept = list(first.values())
             if len(kept) < len(dated):
                 skipped["repeated message"] += len(dated) - len(kept)  # the same ts in two day files
             conversations.append(Conversation(f"slack-{channel_id}", by_day(kept), title, dict(skipped)))
@@ -74,7 +76,7 @@ def parse_slack(tree: Tree, source: str) -> list[Conversation]:
     return [replace(c, owner_by_name=True, aliases=aliases) for c in conversations]
 
 
-def _member(tree: Tree, path: str, source: str) -> object:
+def _member(tree: ExportFolder, path: str, source: str) -> object:
     """A required member's JSON."""
     if path not in tree.members:
         raise InputError(f"{source}: has no {path}")
@@ -87,7 +89,7 @@ def _people(data: object, where: str) -> dict[str, str]:
     with located(where):
         users = [user.fields() for user in Node(data).items()]
     for fields in users:
-        profile = fields.get("profile") if isinstance(fields.get("profile"), dict) else {}
+        profile = found if isinstance(found := fields.get("profile"), dict) else {}
         options = (profile.get("display_name"), profile.get("real_name"), fields.get("real_name"), fields.get("name"))
         name = next((value.strip() for value in options if isinstance(value, str) and value.strip()), "")
         if isinstance(fields.get("id"), str) and name:
@@ -100,7 +102,8 @@ def _aliases(data: object, names: dict[str, str]) -> dict[str, str]:
     compared, -> the name their turns carry: `me` names its owner by any of them."""
     aliases: dict[str, str] = {}
     for user in data if isinstance(data, list) else []:
-        shown = names.get(user.get("id")) if isinstance(user, dict) and isinstance(user.get("id"), str) else None
+        user_id = user.get("id") if isinstance(user, dict) else None
+        shown = names.get(user_id) if isinstance(user_id, str) else None
         if shown is None:
             continue
         profile = user.get("profile") if isinstance(user.get("profile"), dict) else {}
@@ -158,7 +161,7 @@ def _dated(message: Node, body: str, names: dict[str, str]) -> Dated:
     if said_at is None:
         raise ts.fail(f'is not a Slack timestamp like "1700000000.000100": {quote(ts.string())}')
     user = fields.get("user")
-    profile = fields.get("user_profile") if isinstance(fields.get("user_profile"), dict) else {}
+    profile = found if isinstance(found := fields.get("user_profile"), dict) else {}
     speaker = names.get(user) if isinstance(user, str) else None
     speaker = speaker or profile.get("real_name") or fields.get("username") or (user if isinstance(user, str) else "")
     return Dated(Turn(ts.text(), str(speaker or "unknown"), body, said_at, ""), said_at)

@@ -10,6 +10,7 @@ with only `date_unixtime` (no `date`) is dated by it, in UTC; one that cannot be
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 
 from ripplecli.formats.days import Dated, by_day, exporter_offset, from_epoch, from_iso
@@ -21,17 +22,26 @@ def parse_telegram(data: object, source: str) -> list[Conversation]:
     """Read one chat or a whole account's export; each chat becomes one conversation keyed by its Telegram id."""
     with located(source):
         root = Node(data)
-        owner_id = _owner_id(root)
         chats = [root] if root.get("messages") is not None else _listed_chats(root)
-        ids = Unique("chat id")
-        tolerant = Tolerant()
-        conversations = []
-        for chat in chats:
-            chat_id = _chat_id(chat)
-            ids.claim(chat_id, chat.keys)
-            conversations.append(_conversation(chat, chat_id, owner_id, tolerant))
-        tolerant.check()
-        return conversations
+        return list(_conversations(chats, _owner_id(root)))
+
+
+def stream_telegram(head: dict, chats: Iterable[Node], _: int | None, source: str) -> Iterator[Conversation]:
+    """parse_telegram of a big account export's chats read one at a time (ripplecli.formats.stream)."""
+    with located(source):
+        yield from _conversations(chats, _owner_id(Node(head)))
+
+
+def _conversations(chats: Iterable[Node], owner_id: str | None) -> Iterator[Conversation]:
+    """Each chat's conversation, in order; a repeated chat id is an error, and so is a file most of whose messages
+    cannot be read."""
+    ids = Unique("chat id")
+    tolerant = Tolerant()
+    for chat in chats:
+        chat_id = _chat_id(chat)
+        ids.claim(chat_id, chat.keys)
+        yield _conversation(chat, chat_id, owner_id, tolerant)
+    tolerant.check()
 
 
 def _listed_chats(root: Node) -> list[Node]:
@@ -158,4 +168,7 @@ FORMAT = ChatFormat(
     detect_telegram,
     label="a Telegram export",
     hints=frozenset({"name", "type", "id", "messages", "messages[].id", "messages[].date", "messages[].text"}),
+    streams=("chats.list.item", "left_chats.list.item"),
+    stream_head=("personal_information",),
+    parse_records=stream_telegram,
 )

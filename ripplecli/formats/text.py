@@ -30,7 +30,7 @@ class TextDoc:
 
 
 @dataclass(frozen=True)
-class Tree:
+class ExportFolder:
     """A folder or zip of files by relative path; readers take the parsed JSON of the members they need."""
 
     name: str

@@ -76,6 +76,7 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
             if reason:
                 skipped[reason] += 1  # system lines, media placeholders, deleted messages, calls
                 continue
+            assert line.sender is not None  # _left_out keeps no system line
             when = _when(line, day_first, source)
             turn = Turn(ids.make(when.isoformat(), line.sender, line.text), line.sender, line.text, said_at=when)
             dated.append(Dated(turn, when))
@@ -139,8 +140,8 @@ def _messages(text: str, source: str) -> list[_Line]:
         is_person = bool(sep) and 0 < len(sender.strip()) <= 80 and '"' not in sender and not marked
         clock = (int(hour), int(minute), int(second or 0), (half or "").lower())
         found.append(_Line((int(a), int(b), int(c)), clock, sender.strip() if is_person else None, said, number))
-    for line in found:
-        line.text = clean_text(_EDITED.sub("", line.text))
+    for message in found:
+        message.text = clean_text(_EDITED.sub("", message.text))
     return found
 
 

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 from ripplecli.cues import content_tokens
 from ripplecli.protocols import LLM
@@ -75,14 +75,6 @@ class AntecedentQuery:
 
     text: str
     relation: str
-
-
-class AntecedentQuerier(Protocol):
-    """Writes ≤ 3 antecedent-oriented queries per memory."""
-
-    name: str
-
-    def queries(self, memory: MemoryView, focus: list[str]) -> list[AntecedentQuery]: ...
 
 
 def low_information(memory: MemoryView, speakers: set[str]) -> bool:

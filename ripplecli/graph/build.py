@@ -53,7 +53,7 @@ def profile(m: MemoryCues, speakers: set[str], paper: bool) -> CueProfile:
         position=m.position,
         persons=persons,
         locations=frozenset(m.locations),
-        time=(m.time_start, m.time_end) if has_time else None,  # type: ignore[arg-type]
+        time=(m.time_start, m.time_end) if has_time else None,  # type: ignore[arg-type]  # has_time: both set
     )
 
 

@@ -14,6 +14,8 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
+from operator import gt
 from typing import Any
 
 import numpy as np
@@ -29,7 +31,7 @@ from ripplecli.graph.antecedents import (
 from ripplecli.graph.verifiers import Candidate, RulesVerifier, concept_words, rare_shared
 from ripplecli.model import Edge
 from ripplecli.protocols import LLM, Encoder, VectorIndex
-from ripplecli.registry import LINKS, QUERIERS, VERIFIERS  # noqa: F401  (LINKS kept importable from here)
+from ripplecli.registry import QUERIERS, VERIFIERS
 from ripplecli.runtime.llm import take_failures
 from ripplecli.store import queries
 from ripplecli.store.db import Store
@@ -89,8 +91,9 @@ class CableLinker:
         self.store = store
         self.encoder = encoder
         self.params = params or CableParams()
-        self.querier = QUERIERS.create(self.params.querier, lambda: llm)
-        self.verifier = VERIFIERS.create(self.params.verifier, lambda: llm)
+        model = None if llm is None else lambda: llm  # none: a querier or verifier that needs one is an InputError
+        self.querier = QUERIERS.create(self.params.querier, model)
+        self.verifier = VERIFIERS.create(self.params.verifier, model)
         if isinstance(self.verifier, RulesVerifier):  # its thresholds are part of the recorded parameters
             self.verifier = RulesVerifier(self.params.margin, self.params.floor)
 
@@ -190,7 +193,15 @@ class CableLinker:
                     best[other] = (query, sim, own_match)
         return self._beyond_direct(mid, best, found) if self.params.subtract else best
 
-    def _verified(self, view, best, others, speakers, rarity, report) -> list[tuple[Edge, dict[str, Any]]]:
+    def _verified(
+        self,
+        view: MemoryView,
+        best: dict[int, tuple[AntecedentQuery, float, float]],
+        others: dict[int, MemoryView],
+        speakers: set[str],
+        rarity: tuple[dict[str, int], int],
+        report: CableReport,
+    ) -> list[tuple[Edge, dict[str, Any]]]:
         """The candidates verified, strongest `cap` kept."""
         mid = view.memory_id
         usable = [o for o in sorted(best) if o in others and not low_information(others[o], speakers)]
@@ -256,7 +267,8 @@ def older_neighbours(
     if k <= EXACT_LIMIT:
         found = index.search_many(vectors, k)
         return [[(m, s) for m, s in hits if m < owner][:top] for hits, owner in zip(found, owners, strict=True)]
-    return [index.search(v, top, allowed=lambda m, o=owner: m < o) for v, owner in zip(vectors, owners, strict=True)]
+    older = [partial(gt, owner) for owner in owners]  # m -> owner > m
+    return [index.search(v, top, allowed=below) for v, below in zip(vectors, older, strict=True)]
 
 
 def load_views(store: Store, ids: list[int]) -> list[MemoryView]:

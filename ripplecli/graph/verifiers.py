@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 from ripplecli.cues import content_tokens
 from ripplecli.graph.antecedents import CAPTION, GENERIC_CUES, AntecedentQuery, MemoryView, about_self
@@ -43,14 +43,6 @@ class Verdict:
     accepted: bool
     score: float
     reason: str
-
-
-class Verifier(Protocol):
-    """Decides which candidates are antecedents of a memory."""
-
-    name: str
-
-    def verify(self, memory: MemoryView, candidates: list[Candidate], speakers: set[str]) -> list[Verdict]: ...
 
 
 def older(candidate: MemoryView, memory: MemoryView) -> bool:
@@ -146,7 +138,7 @@ def _verdict_model() -> Any:
     class VerdictOut(BaseModel):
         model_config = ConfigDict(extra="forbid")
         number: Annotated[int, Field(ge=1, le=MAX_SHOWN)]
-        relation: Literal[(*ACCEPTED_RELATIONS, "none")]  # type: ignore[valid-type]
+        relation: Literal[(*ACCEPTED_RELATIONS, "none")]  # type: ignore[valid-type]  # built at run time, for pydantic
         confidence: Annotated[float, Field(ge=0.0, le=1.0)]
 
     class VerdictsOut(BaseModel):

@@ -144,7 +144,7 @@ def spread(
     """The `top` memories by activation mass that are not already evidence, with what reached them."""
     graph = local_graph(index, set(restart_cues), set(anchors), max_df)
     memories, mass = personalised_pagerank(graph, restart_cues, anchors)
-    order = np.lexsort((np.array(memories, dtype=np.int64), -mass)) if memories else []
+    order = np.lexsort((np.array(memories, dtype=np.int64), -mass)) if memories else np.empty(0, dtype=np.intp)
     anchor_cues = {a: graph.memory_cues.get(a, set()) for a in anchors}
     neighbours = index.neighbours
     carriers = set(restart_cues) | set().union(*anchor_cues.values())

@@ -1,9 +1,11 @@
 """Assembly: how seeds, the activation ranking and new support become one ranked evidence list (docs/method.md).
 
-Every constant here was measured on the LoCoMo dev split; see the README's recall table.
+Every constant here was measured on the LoCoMo dev split; see docs/evaluation.md, "LoCoMo recall by mode".
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ripplecli.recall.views import Ranked, ViewHits, rrf
 from ripplecli.store.db import Store
@@ -103,7 +105,7 @@ def focus_speaker(persons: list[str], speakers: set[str], focus: str | None = No
     return named[0] if len(named) == 1 else None
 
 
-def speaker_first(ranked: list[int], speaker_of: dict[int, str], speaker: str) -> list[int]:
+def speaker_first(ranked: list[int], speaker_of: Mapping[int, str], speaker: str) -> list[int]:
     """The speaker's own memories keep their rank; everyone else's rank as if FOCUS_DEMOTION times further down."""
     place = {m: (i + 1) * (1.0 if speaker_of.get(m) == speaker else FOCUS_DEMOTION) for i, m in enumerate(ranked)}
     return sorted(ranked, key=lambda m: place[m])
@@ -145,7 +147,7 @@ def seed_set(views: list[ViewHits]) -> list[int]:
     return list(dict.fromkeys(mid for v in views for mid, _ in v.top(SEED_DEPTH[v.view])))
 
 
-def rho_order(store: Store, seeds: list[int], fused, growth: list[Support], vector) -> list[int]:
+def order_by_paper_rho(store: Store, seeds: list[int], fused, growth: list[Support], vector) -> list[int]:
     """The paper's ρ(m) = 1.25·a(q,m) + π(m) + 0.05·I_anchor(m) over seeds and support."""
     ids = list(dict.fromkeys([*seeds, *(s.memory_id for s in growth)]))
     if not ids:

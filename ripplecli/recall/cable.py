@@ -23,9 +23,8 @@ import numpy as np
 from ripplecli.protocols import VectorIndex
 from ripplecli.recall.context import Growth, RecallContext, RoundStep
 from ripplecli.recall.diffusion import cosine_scorer, diffuse, edges_touching
-from ripplecli.recall.planner import Plan
 from ripplecli.store.db import Store
-from ripplecli.trace import Support
+from ripplecli.trace import Plan, Support
 
 LINKED_MODES = {  # recall modes that read antecedent links, and the channel (variant) each reads
     "dense+cable": "antecedent",
@@ -161,9 +160,9 @@ def with_antecedents(base_round: RoundStep, channel: str) -> RoundStep:
 
     def one_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
         step = base_round(ctx, plan, evidence)
-        target = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.vector
+        target = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.question_vector()
         taken = evidence | {s.memory_id for s in step.support}
-        step.support += diffusion_support(ctx.store, list(plan.anchors), target, taken, channel)
+        step.support += diffusion_support(ctx.store, plan.anchor_ids, target, taken, channel)
         return step
 
     return one_round

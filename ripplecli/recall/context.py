@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from ripplecli.recall.assembly import focus_speaker
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.planner import Plan, Planner
+from ripplecli.recall.planner import Planner
 from ripplecli.recall.query import QueryCues
 from ripplecli.recall.sessions import Sessions
 from ripplecli.recall.views import Ranked
 from ripplecli.store.db import Store
-from ripplecli.trace import Round, Support, SupportByChannel
+from ripplecli.trace import Plan, Round, Support, SupportByChannel
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +38,7 @@ class RecallParams:
     as_of: datetime | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RecallContext:
     """Everything a growth strategy reads: the store and its maps, the question, its seeds, this call's planner."""
 
@@ -58,6 +58,13 @@ class RecallContext:
     def __post_init__(self) -> None:
         if self.sessions is None:
             self.sessions = Sessions(self.index)
+
+    def question_vector(self) -> np.ndarray:
+        """The question's vector, for a strategy of a mode that encodes it (every mode that grows or has a dense
+        view does: Recaller._views)."""
+        if self.vector is None:
+            raise RuntimeError("this recall mode did not encode the question")
+        return self.vector
 
     def kind_vector(self) -> np.ndarray | None:
         """The question's vector plus KIND_WEIGHT times its kind word's: what a list's items are near (or None)."""

@@ -216,7 +216,7 @@ class RecallIndex:
         if self.reads is not None:
             return {mid: timedelta(seconds=s) for mid, s in self.reads.said_offsets_of(list(ids)).items()}
         local, placed = self.said_local, self.placed
-        return {mid: local[mid] - placed[mid][1] for mid in ids if mid in local and placed[mid][1] is not None}
+        return {mid: local[mid] - said for mid in ids if mid in local and (said := placed[mid][1]) is not None}
 
     def grounded_of(self, ids: Iterable[int]) -> dict[int, tuple[datetime, datetime]]:
         """memory id -> the time its text refers to, for those of `ids` whose text names one."""

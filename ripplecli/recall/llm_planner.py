@@ -16,18 +16,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name
-from ripplecli.extract.timewords import names as text_names
-from ripplecli.extract.timewords import states_time
 from ripplecli.protocols import LLM, Messages
 from ripplecli.recall.llm_query import Day, Name, parse_days
-from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Plan, Planner, RulesPlanner, Target
+from ripplecli.recall.planner import MAX_ANCHORS, Candidate, Planner, RulesPlanner
 from ripplecli.recall.query import ANSWER_KINDS, QueryCues
 from ripplecli.runtime.llm import CallLog, M, fit_evidence, structured, with_enum
+from ripplecli.timewords import names as text_names
+from ripplecli.timewords import states_time
+from ripplecli.trace import Anchor, Plan, Target, iso_times
 
 SHOWN = 10  # evidence the model reads; more is trimmed (and recorded) when it does not fit
 MIN_SHOWN = 3
@@ -127,7 +129,7 @@ def add_check(out: CheckOut, rules: Plan, cues: QueryCues, offered: list[str]) -
     if rules.missing:
         plan.failure = "the model's stop overruled: support still missing for " + ", ".join(rules.missing)
         return plan
-    return replace(plan, proceed=False, stop_reason="the model judged the evidence sufficient")
+    return replace(plan, decision="stop", stop_reason="the model judged the evidence sufficient")
 
 
 # --- the free planner (kept for comparison) -------------------------------------------------------------------
@@ -170,7 +172,7 @@ class FreeLLMPlanner(LLMPlanner):
         if not evidence:
             return rules
         out = self._ask(rules, evidence, lambda some: self.free_messages(cues, some), PlanOut, ANCHOR_ITEMS, _ids)
-        return rules if out is None else merge_free(out, rules, cues, set(_ids(evidence)))
+        return rules if out is None else merge_free(out, rules, cues, {c.memory_id: c.restatement for c in evidence})
 
     def free_messages(self, cues: QueryCues, shown: list[Candidate]) -> list[dict[str, str]]:
         """Question plus evidence as quoted JSON lines."""
@@ -179,10 +181,10 @@ class FreeLLMPlanner(LLMPlanner):
         return [{"role": "system", "content": FREE_SYSTEM}, {"role": "user", "content": user}]
 
 
-def merge_free(out: PlanOut, rules: Plan, cues: QueryCues, known: set[int]) -> Plan:
-    """The model's decision and gated target over the rules plan's cue bookkeeping."""
+def merge_free(out: PlanOut, rules: Plan, cues: QueryCues, known: dict[int, str]) -> Plan:
+    """The model's decision and gated target over the rules plan's cue bookkeeping (`known`: the evidence's texts)."""
     problems: list[str] = []
-    anchors = list(dict.fromkeys(a for a in out.anchors if a in known))
+    anchors = [Anchor(id=a, text=known[a]) for a in dict.fromkeys(a for a in out.anchors if a in known)]
     dropped = [a for a in out.anchors if a not in known]
     if dropped:
         problems.append(f"anchors not in the evidence dropped: {', '.join(f'm{a}' for a in dropped)}")
@@ -194,7 +196,7 @@ def merge_free(out: PlanOut, rules: Plan, cues: QueryCues, known: set[int]) -> P
         persons=_stated_names(out.target_persons, cues, "persons", problems),
         locations=_stated_names(out.target_locations, cues, "locations", problems),
         concepts=rules.target.concepts if rules.target else [],
-        time_range=_stated_time(out.target_time_range, cues, problems),
+        time_range=iso_times(_stated_time(out.target_time_range, cues, problems)),
     )
     stop_reason = None if out.proceed else (out.stop_reason or "the model judged the evidence sufficient")
     proceed = out.proceed
@@ -204,7 +206,15 @@ def merge_free(out: PlanOut, rules: Plan, cues: QueryCues, known: set[int]) -> P
             f"the model's stop ({_quote(out.stop_reason)}) overruled: support still missing for "
             + ", ".join(rules.missing)
         )
-    return Plan(proceed, stop_reason, anchors, target, rules.covered, rules.missing, "; ".join(problems) or None)
+    return Plan(
+        decision="continue" if proceed else "stop",
+        stop_reason=stop_reason,
+        anchors=anchors,
+        target=target,
+        covered=rules.covered,
+        missing=rules.missing,
+        failure="; ".join(problems) or None,
+    )
 
 
 def _ids(shown: list[Candidate]) -> list[int]:
@@ -214,7 +224,8 @@ def _ids(shown: list[Candidate]) -> list[int]:
 
 def _stated_names(names: list[str], cues: QueryCues, kind: str, problems: list[str]) -> list[str]:
     """Target names the question contains (or its resolved I/me/my); the others are dropped and recorded."""
-    kept, dropped = [], []
+    kept: list[str] = []
+    dropped: list[str] = []
     for name in dict.fromkeys(canonical_name(n) for n in names if canonical_name(n)):
         (kept if text_names(cues.text, name, [cues.owner]) else dropped).append(name)
     if dropped:
@@ -222,8 +233,10 @@ def _stated_names(names: list[str], cues: QueryCues, kind: str, problems: list[s
     return kept
 
 
-def _stated_time(days: list[str] | None, cues: QueryCues, problems: list[str]):
+def _stated_time(days: list[str] | None, cues: QueryCues, problems: list[str]) -> tuple[datetime, datetime] | None:
     """The question's own time range; the model's only when the question states a time the rules did not resolve."""
+    if not days:  # the model gave none
+        return cues.time_range
     span, error = parse_days(days)
     if cues.time_range or not span:
         if error:

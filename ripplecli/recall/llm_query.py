@@ -17,13 +17,13 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.cues import canonical_name, content_tokens
-from ripplecli.extract.timewords import names as text_names
-from ripplecli.extract.timewords import states_time
 from ripplecli.owner import first_person_at
 from ripplecli.protocols import LLM
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.query import QueryAnalyzer, QueryCues, RulesQueryAnalyzer
 from ripplecli.runtime.llm import CallLog, Messages, prompt_budget, prompt_tokens, structured
+from ripplecli.timewords import names as text_names
+from ripplecli.timewords import states_time
 
 MAX_NAMES = 10  # known names shown (those sharing a word with the question); validation checks against all of them
 MIN_NAMES = 2
@@ -200,8 +200,12 @@ def _restatement(semantic_query: str, question: str, problems: list[str]) -> str
     return restated
 
 
-def _time(days: list[str] | None, rules: tuple[datetime, datetime] | None, question: str, problems: list[str]):
+def _time(
+    days: list[str] | None, rules: tuple[datetime, datetime] | None, question: str, problems: list[str]
+) -> tuple[datetime, datetime] | None:
     """The model's time range when it is valid, the question states a time, and the rules resolved none exactly."""
+    if not days:  # the model gave none
+        return rules
     span, error = parse_days(days)
     if span and not rules and not states_time(question):
         problems.append(f"time range {days[0]} … {days[1]} dropped: the question states no time")

@@ -99,10 +99,10 @@ def whens(index: RecallIndex, ids: list[int]) -> dict[int, When]:
     found = {}
     for mid in ids:
         conversation, said = index.placed.get(mid, ("", None))
-        start, end = refers.get(mid, (None, None))
-        about = {"start": _iso(start), "end": _iso(end)} if start else None
+        told = refers.get(mid)
+        about = {"start": told[0].isoformat(), "end": told[1].isoformat()} if told else None
         shown = shown_time(said, offsets.get(mid))
-        found[mid] = When(conversation, index.titles.get(conversation), shown, about)  # type: ignore[arg-type]
+        found[mid] = When(conversation, index.titles.get(conversation), shown, about)
     return found
 
 

@@ -36,3 +36,7 @@ MODES: dict[str, Mode] = {  # in this order in `ripple eval` reports and in help
     "ripple+cable": Mode(growth="ripple+cable", focus=True),
     "ripple+cable-nosub": Mode(growth="ripple+cable-nosub", focus=True),
 }
+# What `ripple ask --mode` offers: the default, the variants a person may choose (sessions as units; the antecedent
+# links `ripple link cable` builds), and the baselines to compare with. The other modes are ablations, each taking
+# one part of ripple away, for `ripple eval locomo --modes` (and the API).
+ASK_MODES = ("ripple", "ripple+sessions", "ripple+cable", "seeds", "dense", "lexical")

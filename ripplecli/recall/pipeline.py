@@ -24,8 +24,8 @@ from ripplecli.recall.assembly import (
     SEED_POOL,
     fuse_views,
     merge_support,
+    order_by_paper_rho,
     rerank,
-    rho_order,
     said_first,
     seed_ranking,
     speaker_first,
@@ -35,7 +35,7 @@ from ripplecli.recall.context import Growth, RecallContext, RecallParams, RoundS
 from ripplecli.recall.diffusion import cosine_scorer, diffuse
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.modes import MODES, Mode
-from ripplecli.recall.planner import Plan, Planner, RulesPlanner, namespaced, question_cues
+from ripplecli.recall.planner import Planner, RulesPlanner, namespaced, question_cues
 from ripplecli.recall.query import (
     QueryAnalyzer,
     QueryCues,
@@ -45,7 +45,7 @@ from ripplecli.recall.query import (
     without_speakers,
 )
 from ripplecli.recall.sessions import Sessions, cue_weights, local_ranking, session_view
-from ripplecli.recall.to_trace import by_channel, cues_of, plan_of, seeds_of
+from ripplecli.recall.to_trace import by_channel, cues_of, seeds_of
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
 from ripplecli.store.db import Store
@@ -54,6 +54,7 @@ from ripplecli.trace import (
     DayFocus,
     Evidence,
     Focus,
+    Plan,
     Provenance,
     RecallResult,
     Round,
@@ -63,7 +64,7 @@ from ripplecli.trace import (
     ViewHit,
 )
 
-__all__ = ["MODES", "Growth", "Mode", "RecallContext", "RecallParams", "Recaller"]
+__all__ = ["RecallParams", "Recaller"]  # RecallParams: its knobs, defined beside the context the strategies read
 
 CENTRALITY_DEPTH = 60
 ACTIVATION_TOP = 10  # new memories taken from spreading activation (docs/method.md, read phase)
@@ -72,7 +73,7 @@ WANTED_TOP = 5  # memories of the wanted kind added as support (dev: 3, 5 and 10
 WANTED_KINDS: dict[str, Callable[[RecallIndex, int], bool]] = {
     "place": lambda index, mid: bool(index.locations_of.get(mid)),
 }
-# `ripple+sessions` (every constant chosen on conv-26, conv-30 and conv-41; README, "Sessions as units").
+# `ripple+sessions` (every constant chosen on conv-26, conv-30 and conv-41; docs/evaluation.md, "Sessions as units").
 SESSION_FROM_SEEDS = 5  # sessions of the anchors and of this many top seeds are read further (session-local)
 SESSION_LOCAL_TOP = 2  # memories taken from each such session, ranked by the question's vector and cues
 # Session-local recall for list questions only: for every question it cost as much as it found (K = 30 -0.3 pts).
@@ -111,10 +112,11 @@ class Recaller:
         current = self._index
         if current is None or (refresh and current.version != self.store.version("memories")):
             on_demand = self.on_demand == "always" or (self.on_demand == "first" and not whole)
-            self._index = RecallIndex.open(self.store) if on_demand else self._load_whole()
+            current = RecallIndex.open(self.store) if on_demand else self._load_whole()
         elif refresh and current.lazy and self.on_demand == "first":
-            self._index = self._load_whole()
-        return self._index
+            current = self._load_whole()
+        self._index = current
+        return current
 
     def warm(self) -> None:
         """Load the recall maps whole now (a long-lived process), instead of on its second question."""
@@ -159,27 +161,27 @@ class Recaller:
         fused = fuse_views(views)
         base = seed_ranking(views, fused)
         ctx = RecallContext(
-            self.store,
-            index,
-            self.encoder,
-            planner or RulesPlanner(),
-            params,
-            cues,
-            base[:SEED_POOL],
-            fused,
-            vector,
-            sessions,
-            list_kind(question) if cues.many and (mode.share or mode.sessions) else None,
+            store=self.store,
+            index=index,
+            encoder=self.encoder,
+            planner=planner or RulesPlanner(),
+            params=params,
+            cues=cues,
+            seeds=base[:SEED_POOL],
+            fused=fused,
+            vector=vector,
+            sessions=sessions,
+            kind=list_kind(question) if cues.many and (mode.share or mode.sessions) else None,
         )
         trace.query_cues.kind = ctx.kind
         growth = GROWTH[mode.growth](ctx)
         trace.rounds, trace.support = growth.rounds, growth.shown
         ranked = self._order(mode, base, fused, growth, vector)
         if mode.focus:
-            ranked, trace.focus = _focus(ctx, ranked)
-            ranked, trace.day = _day(ctx, ranked)
+            ranked, trace.focus = _focus_on_speaker(ctx, ranked)
+            ranked, trace.day = _focus_on_day(ctx, ranked)
         if mode.share and trace.focus is not None:
-            ranked, trace.focus.shared = _share(ctx, views, ranked, trace.focus.speaker)
+            ranked, trace.focus.shared = _speaker_share_of(ctx, views, ranked, trace.focus.speaker)
         if mode.focus and trace.day is None:  # last: a question about "yesterday" asks about nothing else
             ranked, trace.day = _relative_time(ctx, ranked)
         if mode.host != "none":
@@ -219,8 +221,8 @@ class Recaller:
         if "dense" in mode.views or mode.growth != "none":
             self.store.vector_index()  # read from disk while the encoder may still be loading
             vector = self._vector(index, asked, content)
-        if "dense" in mode.views:
-            made["dense"] = dense_view(self.store, vector, depth)
+            if "dense" in mode.views:
+                made["dense"] = dense_view(self.store, vector, depth)
         return [made[name] for name in mode.views], vector
 
     # --- ordering ------------------------------------------------------------------------------
@@ -229,7 +231,7 @@ class Recaller:
     ) -> list[int]:
         """Seeds by fused rank (reordered by activation when there is one), support merged below the head."""
         if mode.order == "rho":
-            return rho_order(self.store, base[:SEED_POOL], fused, growth.support, vector)
+            return order_by_paper_rho(self.store, base[:SEED_POOL], fused, growth.support, vector)
         if growth.centrality:
             base = rerank(base, growth.centrality)
         return merge_support(base, growth.support) if growth.support else base
@@ -271,7 +273,7 @@ class Recaller:
         ]
 
 
-def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | None]:
+def _focus_on_speaker(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | None]:
     """A question about one speaker of the chat wants what that speaker said."""
     speaker = ctx.focus_speaker()
     if speaker is None:
@@ -279,7 +281,7 @@ def _focus(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | No
     return speaker_first(ranked, ctx.index.speaker_of, speaker), Focus(speaker, FOCUS_DEMOTION)
 
 
-def _day(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
+def _focus_on_day(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], DayFocus | None]:
     """A question naming a day in full wants what was said that day (on the speakers' clocks)."""
     span = ctx.cues.said_on
     said = set(ctx.index.said_within(*span)) if span else set()
@@ -305,7 +307,9 @@ def _said_then(
     return said_first(ranked, said, demotion), DayFocus([t.isoformat() for t in span], demotion, len(said))
 
 
-def _share(ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker: str) -> tuple[list[int], list[int]]:
+def _speaker_share_of(
+    ctx: RecallContext, views: list[ViewHits], ranked: list[int], speaker: str
+) -> tuple[list[int], list[int]]:
     """The focus speaker's own memories nearest the question by its vector get a share of the evidence list."""
     dense = next((v for v in views if v.view == "dense"), None)
     own = [m for m, _ in dense.ranked if ctx.index.speaker_of.get(m) == speaker] if dense else []
@@ -389,7 +393,7 @@ def _with_wanted_kind(ctx: RecallContext, growth: Growth) -> Growth:
     return growth
 
 
-def grow_paper(ctx: RecallContext) -> Growth:
+def grow_channel_diffusion(ctx: RecallContext) -> Growth:
     """The paper's literal per-channel 2-hop diffusion, target-scored, top 5 per channel."""
     return _rounds(ctx, _paper_round)
 
@@ -411,7 +415,7 @@ GROWTH: dict[str, Callable[[RecallContext], Growth]] = {
     "expand": grow_expand,
     "ripple": grow_ripple,
     "ripple+sessions": grow_sessions,
-    "paper": grow_paper,
+    "paper": grow_channel_diffusion,
     "ripple+cable": _grow_cable("antecedent"),
     "ripple+cable-nosub": _grow_cable("antecedent-nosub"),
 }
@@ -423,7 +427,7 @@ def _host_links(
     """CABLE host mode: antecedent neighbours of the results replace the lowest-ranked ones."""
     from ripplecli.recall.cable import host_cable
 
-    ranked, picks = host_cable(ctx.store, ranked, ctx.vector, ctx.params.k, mode.host)
+    ranked, picks = host_cable(ctx.store, ranked, ctx.question_vector(), ctx.params.k, mode.host)
     growth.support += picks
     return ranked, {mode.host: ctx.shown(picks)}
 
@@ -434,7 +438,8 @@ def _rounds(ctx: RecallContext, one_round: RoundStep, lists: bool = False) -> Gr
     With `lists`, a list question whose target is still open after the asked rounds gets one more (LIST_ROUNDS)."""
     index = ctx.index
     evidence = list(ctx.seeds)
-    growth = Growth(rounds=[])
+    rounds: list[Round] = []
+    growth = Growth(rounds=rounds)
     lists = lists and ctx.cues.many and ctx.params.rounds > 0
     budget = max(ctx.params.rounds, LIST_ROUNDS) if lists else ctx.params.rounds
     for number in range(budget):
@@ -442,8 +447,8 @@ def _rounds(ctx: RecallContext, one_round: RoundStep, lists: bool = False) -> Gr
         plan = ctx.planner.plan(
             ctx.cues, memories.candidates(index, [(m, ctx.fused.get(m, 0.0)) for m in ranked]), index.speakers
         )
-        record = Round(number + 1, plan_of(plan, index))
-        growth.rounds.append(record)
+        record = Round(number + 1, plan)
+        rounds.append(record)
         if not plan.proceed or not plan.anchors:
             record.stopped = plan.stop_reason or "no anchors"
             break
@@ -475,7 +480,7 @@ def _ripple_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
     """Spreading activation from the question's cues and the anchors: new support, and a centrality ranking."""
     missing = [c for c in plan.missing if ":" not in c]
     restart_cues = dict.fromkeys([*ctx.cues.concepts, *missing], 1.0)
-    anchors = {a: 1.0 for a in plan.anchors}
+    anchors = {a: 1.0 for a in plan.anchor_ids}
     activated = spread(ctx.index, restart_cues, anchors, set(), top=CENTRALITY_DEPTH)
     new = [a for a in activated if a.memory_id not in evidence][:ACTIVATION_TOP]
     support = [
@@ -510,7 +515,7 @@ def _session_local(ctx: RecallContext, plan: Plan, taken: set[int]) -> list[Supp
     speaker = ctx.focus_speaker()
     picks: list[tuple[int, float, Support]] = []
     seen: set[int] = set()
-    for start in dict.fromkeys([*plan.anchors, *ctx.seeds[:SESSION_FROM_SEEDS]]):
+    for start in dict.fromkeys([*plan.anchor_ids, *ctx.seeds[:SESSION_FROM_SEEDS]]):
         key = ctx.sessions.of(start)
         if key in seen:
             continue
@@ -551,13 +556,13 @@ def _list_items(ctx: RecallContext, taken: set[int]) -> list[Support]:
 def _paper_round(ctx: RecallContext, plan: Plan, evidence: set[int]) -> Growth:
     """Semantic channel scored by the target sentence's vector, structural by the target cues."""
     store = ctx.store
-    target_vector = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.vector
+    target_vector = ctx.encoder().encode([plan.target.restatement])[0] if plan.target else ctx.question_vector()
     by_vector = cosine_scorer(store, target_vector)
     by_cues = _cue_scorer(ctx.index, plan)
     found: list[Support] = []
     channels = {"semantic": by_vector, "structural": by_cues, "contiguity": by_vector, "antecedent": by_vector}
     for channel, scorer in channels.items():
-        found += diffuse(store, plan.anchors, channel, scorer, evidence, hops=2, top=5)
+        found += diffuse(store, plan.anchor_ids, channel, scorer, evidence, hops=2, top=5)
     return Growth(found)
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Protocol
 
 from ripplecli.recall.query import QueryCues
-from ripplecli.registry import PLANNERS  # noqa: F401  (its registry, kept importable from here)
+from ripplecli.trace import Anchor, Plan, Target, iso_times
 
 MAX_ANCHORS = 3
 
@@ -35,32 +34,6 @@ class Candidate:
         return namespaced(self.concepts, self.persons, self.locations)
 
 
-@dataclass
-class Target:
-    """The missing-support goal: a memory-style fact sentence plus the cues the evidence still lacks."""
-
-    restatement: str
-    persons: list[str] = field(default_factory=list)
-    locations: list[str] = field(default_factory=list)
-    concepts: list[str] = field(default_factory=list)
-    time_range: tuple[datetime, datetime] | None = None
-    wants: str | None = None  # the kind of memory still wanted ("place"): more of it from other sessions
-    many: bool = False  # a list question: more items of the same kind, from sessions the evidence has not covered
-
-
-@dataclass
-class Plan:
-    """What the planner decided for this round."""
-
-    proceed: bool
-    stop_reason: str | None
-    anchors: list[int]
-    target: Target | None
-    covered: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    failure: str | None = None  # set when an LLM planner fell back to the rules
-
-
 class Planner(Protocol):
     """Chooses anchors and writes the missing-support target."""
 
@@ -80,19 +53,22 @@ class RulesPlanner:
 
     def plan(self, cues: QueryCues, evidence: list[Candidate], speakers: set[str]) -> Plan:
         if not evidence:
-            return Plan(False, "no evidence to start from", [], None)
+            return Plan(decision="stop", stop_reason="no evidence to start from", anchors=[], target=None)
         wanted = question_cues(cues, speakers)
         anchors = self._anchors(evidence)
-        covered_by = set().union(*(c.cues for c in evidence if c.memory_id in anchors))
+        chosen = {anchor.id for anchor in anchors}
+        covered_by = set().union(*(c.cues for c in evidence if c.memory_id in chosen))
         missing = [c for c in wanted if c not in covered_by]
         covered = [c for c in wanted if c in covered_by]
         target = self._target(cues, missing)
-        return Plan(True, None, anchors, target, covered, missing)
+        return Plan(
+            decision="continue", stop_reason=None, anchors=anchors, target=target, covered=covered, missing=missing
+        )
 
     @staticmethod
-    def _anchors(evidence: list[Candidate]) -> list[int]:
+    def _anchors(evidence: list[Candidate]) -> list[Anchor]:
         """The strongest seeds. Measured on dev: greedy cue coverage chose weaker gateways (-1.3 pts full@30)."""
-        return [c.memory_id for c in evidence[:MAX_ANCHORS]]
+        return [Anchor(id=c.memory_id, text=c.restatement) for c in evidence[:MAX_ANCHORS]]
 
     @staticmethod
     def _target(cues: QueryCues, missing: list[str]) -> Target:
@@ -105,5 +81,11 @@ class RulesPlanner:
         subject = " and ".join(p.title() for p in persons) or "Someone"
         words = ", ".join([*concepts, *locations]) or " ".join(cues.keywords)
         return Target(
-            f"{subject}: {words}".strip(), persons, locations, concepts, cues.time_range, cues.wants, cues.many
+            restatement=f"{subject}: {words}".strip(),
+            persons=persons,
+            locations=locations,
+            concepts=concepts,
+            time_range=iso_times(cues.time_range),
+            wants=cues.wants,
+            many=cues.many,
         )

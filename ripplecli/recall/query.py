@@ -19,7 +19,6 @@ from ripplecli.cues import (
 )
 from ripplecli.owner import first_person_at
 from ripplecli.recall.index import RecallIndex
-from ripplecli.registry import QUERY_ANALYZERS  # noqa: F401  (its registry, kept importable from here)
 
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
@@ -262,6 +261,6 @@ class RulesQueryAnalyzer:
 
 def as_owner(question: str, owner: str) -> str:
     """The question with I/me/my written as the owner's name, as the memories' restatements are."""
-    from ripplecli.extract.resolve import resolve_references
+    from ripplecli.pronouns import resolve_references
 
     return resolve_references(question, owner, None)

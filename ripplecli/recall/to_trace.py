@@ -1,63 +1,36 @@
-"""The read phase's objects as trace types: query cues, seeds and the planner's decision with memory texts."""
+"""The read phase's objects as trace types: query cues (times as ISO strings) and seeds with memory texts."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from ripplecli import trace
 from ripplecli.recall.index import RecallIndex
-from ripplecli.recall.planner import Plan
 from ripplecli.recall.query import QueryCues
 from ripplecli.recall.views import Ranked
-
-
-def _times(time_range: tuple[datetime, datetime] | None) -> list[str] | None:
-    """A time range as ISO strings."""
-    return [t.isoformat() for t in time_range] if time_range else None
+from ripplecli.trace import iso_times
 
 
 def cues_of(cues: QueryCues, failure: str | None = None) -> trace.Cues:
     """Query cues for the trace."""
     return trace.Cues(
-        cues.text,
-        list(cues.keywords),
-        list(cues.persons),
-        list(cues.locations),
-        list(cues.concepts),
-        _times(cues.time_range),
-        cues.wants,
-        failure,
-        cues.owner,
-        cues.focus,
-        cues.many,
-        said_on=_times(cues.said_on),
+        text=cues.text,
+        keywords=list(cues.keywords),
+        persons=list(cues.persons),
+        locations=list(cues.locations),
+        concepts=list(cues.concepts),
+        time_range=iso_times(cues.time_range),
+        wants=cues.wants,
+        failure=failure,
+        owner=cues.owner,
+        focus=cues.focus,
+        many=cues.many,
+        said_on=iso_times(cues.said_on),
     )
 
 
 def seeds_of(index: RecallIndex, ranked: Ranked) -> list[trace.Seed]:
     """Seed rows for the trace: id, score, restatement."""
     texts = index.texts
-    return [trace.Seed(m, round(float(s), 4), texts.get(m, "")) for m, s in ranked]
-
-
-def plan_of(plan: Plan, index: RecallIndex) -> trace.Plan:
-    """The planner's decision for the trace."""
-    target = None
-    if plan.target:
-        t = plan.target
-        target = trace.Target(
-            t.restatement, list(t.persons), list(t.locations), list(t.concepts), _times(t.time_range), t.wants, t.many
-        )
-    texts = index.texts
-    return trace.Plan(
-        "continue" if plan.proceed else "stop",
-        plan.stop_reason,
-        [trace.Anchor(a, texts.get(a, "")) for a in plan.anchors],
-        target,
-        plan.covered,
-        plan.missing,
-        plan.failure,
-    )
+    return [trace.Seed(id=m, score=round(float(s), 4), text=texts.get(m, "")) for m, s in ranked]
 
 
 def by_channel(found: list[trace.Support]) -> trace.SupportByChannel:

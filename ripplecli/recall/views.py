@@ -46,7 +46,7 @@ def cue_view(index: RecallIndex, cues: QueryCues, depth: int, max_share: float =
         ("location", cues.locations, "location_holders"),
     ):
         holders = getattr(index, name)
-        index.prefetch(**{name: values})
+        index.prefetch((), **{name: values})  # no ids: only the named map
         for value in values:
             hits[f"{prefix}:{value}"] = holders.get(value, [])
     if cues.time_range:

@@ -22,6 +22,7 @@ from ripplecli.protocols import LLM, Messages
 
 if TYPE_CHECKING:  # pydantic is imported by the callers' schemas; the ask path without a model never needs it
     from pydantic import BaseModel
+    from pydantic_core import ErrorDetails
 
 M = TypeVar("M", bound="BaseModel")
 RETRY_NOTE = "Your previous reply was rejected: {error}. Reply again with one JSON object that follows the schema."
@@ -152,7 +153,7 @@ def _attempt(llm, messages, schema, model, component, log, context) -> tuple[str
     return raw, error, parsed
 
 
-def _short_error(error: dict[str, Any]) -> str:
+def _short_error(error: ErrorDetails) -> str:
     """One pydantic error as `where: what`."""
     where = ".".join(str(p) for p in error.get("loc", ()))
     return f"{where}: {error.get('msg', '')}" if where else str(error.get("msg", ""))

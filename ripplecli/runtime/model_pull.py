@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ripplecli import __version__
 from ripplecli.errors import DownloadError
 from ripplecli.runtime.gguf_info import gib
+from ripplecli.version import __version__
 
 HUB_URL = "https://huggingface.co"
 HUB_ENV = "RIPPLE_HUB_URL"  # another hub or mirror with the same /{repo}/resolve/main/{file} paths (tests: a local one)

@@ -74,9 +74,9 @@ class OnnxEncoder:
     def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text: by the compact WordPiece when it handles them all, else by the real tokenizer."""
         if self._wordpiece is not None:
-            fast = [self._wordpiece.ids(text) for text in texts]
-            if all(ids is not None for ids in fast):
-                return fast  # type: ignore[return-value]
+            fast = [ids for text in texts if (ids := self._wordpiece.ids(text)) is not None]
+            if len(fast) == len(texts):  # the compact tokenizer handled every text
+                return fast
         if self._tokenizer is None:
             self._tokenizer = self._real_tokenizer()
         return [item.ids for item in self._tokenizer.encode_batch(list(texts))]

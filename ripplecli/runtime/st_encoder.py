@@ -28,7 +28,10 @@ class SentenceTransformerEncoder:
         transformers_logging.disable_progress_bar()
         self._model = SentenceTransformer(str(folder), device="cpu")
         self.name = model_name(model)
-        self.dim = int(self._model.get_embedding_dimension())
+        dim = self._model.get_embedding_dimension()
+        if dim is None:  # no module of the folder sizes its vectors: not a sentence encoder
+            raise ModelError(f"the sentence-transformers model in {folder} does not say its vector size")
+        self.dim = int(dim)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised float32 vectors, one row per text."""

@@ -128,7 +128,8 @@ def _bert_uncased_settings(config: dict[str, Any], pad_id: int) -> dict[str, Any
         return None
     if pre.get("type") != "BertPreTokenizer" or not model or model.get("type") != "WordPiece":
         return None
-    single = [next(iter(item.values()), {}).get("id") for item in post.get("single", [])]  # [CLS] A [SEP]
+    no_piece: dict[str, Any] = {}
+    single = [next(iter(item.values()), no_piece).get("id") for item in post.get("single", [])]  # [CLS] A [SEP]
     if post.get("type") != "TemplateProcessing" or len(single) != 3 or single[1] != "A":
         return None
     specials = [token["content"] for token in config.get("added_tokens", [])]

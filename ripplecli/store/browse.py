@@ -132,9 +132,10 @@ def search_memories(store: Store, encoder: Callable[[], Encoder], text: str, k: 
 
 def show_memory(store: Store, memory_id: int) -> dict[str, Any]:
     """One memory with its cues, source turns and edges in every channel."""
-    (memory,) = list_memories(store, MemoryFilter(ids=(memory_id,))) or [None]
-    if memory is None:
+    found = list_memories(store, MemoryFilter(ids=(memory_id,)))
+    if not found:
         raise InputError(f"no memory m{memory_id} in store {store.path}")
+    (memory,) = found
     memory["cues"] = {
         key: [
             r[0]

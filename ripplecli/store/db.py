@@ -142,8 +142,8 @@ class Store(StoreWrites):
         self._con = con  # None: connected on first use (a read-only store opened on its snapshot)
         self.snapshot = snapshot  # what the last writer left for asks that need no SQL (store/snapshot.py)
         self.read_only = read_only
-        self._vectors: Any = None
-        self._lexical: Any = None
+        self._vectors: VectorIndex | None = None
+        self._lexical: LexicalIndex | None = None
         self._meta: dict[str, str] | None = None  # a read-only store's meta, read once (no one writes it meanwhile)
         self.healed: list[str] = []  # what opening for writing finished for an interrupted command
         self.closed = False
@@ -249,7 +249,7 @@ class Store(StoreWrites):
         facts = None
         if not self.read_only:
             self._heal_derived_indexes()
-            facts = snapshot.facts(self)
+            facts = snapshot.recorded_facts(self)
         self._close_connection()
         if facts is not None:
             protect(self.path)
@@ -327,7 +327,7 @@ class Store(StoreWrites):
         for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
             leftover.unlink(missing_ok=True)
         self.con.execute("CHECKPOINT")
-        name = self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        name = self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]  # always a row
         quoted = str(fresh).replace("'", "''")
         try:
             self.con.execute(f"ATTACH '{quoted}' AS ripple_compact")

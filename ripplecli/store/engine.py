@@ -12,6 +12,6 @@ from __future__ import annotations
 try:
     import _duckdb as duckdb
 except ImportError:  # pragma: no cover - DuckDB releases before the extension was split out as `_duckdb`
-    import duckdb  # type: ignore[no-redef]
+    import duckdb  # type: ignore[no-redef]  # the same module under its older name
 
 __all__ = ["duckdb"]

@@ -137,4 +137,4 @@ def _count(store: Store, table: str, condition: str, ids: list[int]) -> int:
     if not ids:
         return 0
     row = store.con.execute(f"SELECT count(*) FROM {table} WHERE {condition}", [ids] * condition.count("?"))
-    return int(row.fetchone()[0])  # type: ignore[index]
+    return int(row.fetchone()[0])  # type: ignore[index]  # count(*) always gives a row

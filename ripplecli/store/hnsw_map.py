@@ -43,7 +43,7 @@ class Header(NamedTuple):
 
     offset_level0: int
     max_elements: int
-    count: int
+    element_count: int  # hnswlib's cur_element_count (not `count`: that is tuple.count)
     element_size: int
     label_offset: int
     data_offset: int
@@ -67,7 +67,7 @@ def layout(raw: Any) -> tuple[Header, np.ndarray]:
     if len(raw) < HEADER.size:
         raise ValueError(f"{len(raw)} bytes, shorter than the header")
     head = _header(raw)
-    count, size = head.count, head.element_size
+    count, size = head.element_count, head.element_size
     start = HEADER.size + count * size
     if count < 0 or size <= 0 or start > len(raw):
         raise ValueError(f"{len(raw)} bytes, not the {count} elements the header names")
@@ -90,7 +90,7 @@ def build_links(path: Path) -> None:
     (store/seals.py) with the size and time of the index file it describes."""
     raw = np.memmap(path, dtype=np.uint8, mode="r")
     head, offsets = layout(raw)
-    count, size = head.count, head.element_size
+    count, size = head.element_count, head.element_size
     records = raw[HEADER.size : HEADER.size + count * size].reshape(count, size)
     label_at = head.label_offset
     labels = records[:, label_at : label_at + 8].copy().view(np.uint64)[:, 0].astype(np.int64)
@@ -197,7 +197,7 @@ class MappedHnsw:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self._raw = np.frombuffer(self._map, dtype=np.uint8)  # a plain array: np.memmap's hooks cost per index
         head = _header(self._raw)
-        self.count = head.count
+        self.count = head.element_count
         self._entry, self._max_level = head.entry, head.max_level
         self._max_m0, self._max_m = head.max_m0, head.max_m
         size, data_at = head.element_size, head.data_offset
@@ -314,7 +314,7 @@ class _Distances:
         if count == 0:
             return []
         if count > self._capacity:  # never for hnswlib's own lists (at most maxM0 long)
-            self.__init__(self._index, self._query, count)  # type: ignore[misc]
+            self.__init__(self._index, self._query, count)  # type: ignore[misc]  # made again, larger
         self._batch.add_items(self._index.vectors_of(np.asarray(elements, dtype=np.int64)), np.arange(count))
         self._filled = max(self._filled, count)
         slots, distances = self._batch.knn_query(self._query, k=self._filled, num_threads=1)

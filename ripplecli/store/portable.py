@@ -178,8 +178,12 @@ def _parse(text: str, where: str) -> dict[str, Any]:
     """One JSON object per line."""
     try:
         record = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise InputError(f"{where}: not JSON ({exc.msg})") from None
+    except ValueError as exc:  # a number past Python's digit limit
+        raise InputError(f"{where}: not JSON ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise InputError(f"{where}: not JSON (nested too deeply)") from None
     if not isinstance(record, dict):
         raise InputError(f"{where}: expected a JSON object")
     return record

@@ -45,8 +45,8 @@ class Strings:
     """Strings kept in one UTF-8 blob, the i-th between offsets i and i+1; `find` bisects a sorted list."""
 
     def __init__(self, offsets: np.ndarray, blob: np.ndarray) -> None:
-        self._offsets = memoryview(offsets)  # plain Python ints on indexing, far cheaper than numpy scalars
-        self._blob = memoryview(blob)
+        self._offsets = offsets.data  # a memoryview: plain Python ints on indexing, far cheaper than numpy scalars
+        self._blob = blob.data
 
     @staticmethod
     def pack(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -437,7 +437,7 @@ class RecallArrays:
         """memory id -> (start, end) of the time its text names, for those that name one."""
         grounded, starts, ends = self._array("grounded"), self._array("time_start"), self._array("time_end")
         return {
-            mid: (_moment(int(starts[row])), _moment(int(ends[row])))  # type: ignore[misc]
+            mid: (_moment(int(starts[row])), _moment(int(ends[row])))  # type: ignore[misc]  # grounded: both set
             for mid, row in self._rows(ids)
             if grounded[row]
         }

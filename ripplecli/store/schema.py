@@ -135,7 +135,11 @@ SAID_WALL_CLOCK = "(said_at + to_seconds(coalesce(said_offset, 0)))"
 
 def _sql(script: str) -> Callable[[DuckDBPyConnection], None]:
     """A migration step that runs a SQL script."""
-    return lambda con: con.execute(script)
+
+    def run(con: DuckDBPyConnection) -> None:
+        con.execute(script)
+
+    return run
 
 
 # Notes' paragraphs are dated by their file, which a copy changes: their identity is their text alone (the notes

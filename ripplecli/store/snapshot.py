@@ -123,7 +123,7 @@ def _memories_version(meta: dict[str, str]) -> int:
     return int(json.loads(meta.get("memories_version", "0")))
 
 
-def facts(store) -> dict[str, Any]:
+def recorded_facts(store) -> dict[str, Any]:
     """What the snapshot records from a writer's open connection, once its derived indexes are current (the
     arrays then hold the memories version the meta names)."""
     speakers, titles, owner = store.people()

@@ -77,6 +77,10 @@ class _SavedIndex:
         """Live (not deleted) memory ids, for integrity checks."""
         raise NotImplementedError
 
+    def search_many(self, vectors: np.ndarray, k: int) -> list[Hits]:
+        """One hit list per query row."""
+        raise NotImplementedError
+
     def search_older(self, vectors: np.ndarray, ids: Sequence[int], k: int, limit: int) -> list[Hits]:
         """Per query row, the first `limit` of its k nearest (best first) whose id is below the row's own id: a new
         memory's graph candidates."""
@@ -355,7 +359,11 @@ class MappedIndex(_SavedIndex):
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         raise TypeError("a mapped vector index is read-only")
 
-    remove = rebuild = add
+    def remove(self, ids: Sequence[int]) -> None:
+        raise TypeError("a mapped vector index is read-only")
+
+    def rebuild(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        raise TypeError("a mapped vector index is read-only")
 
     def save(self, version: int) -> None:
         raise TypeError("a mapped vector index is read-only")

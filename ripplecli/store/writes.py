@@ -4,7 +4,7 @@ spelled here and in schema.py only. Rows go in bulk, one statement per table and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from _duckdb import DuckDBPyConnection
 
 def insert_columns(
-    con: DuckDBPyConnection, table: str, rows: dict[str, Sequence[Any]], *, skip_existing: bool = False
+    con: DuckDBPyConnection, table: str, rows: Mapping[str, Sequence[Any]], *, skip_existing: bool = False
 ) -> int:
     """Insert column lists in one statement (unnest), far faster than executemany. For the store's own modules,
     which name their table and columns (an import writes the tables as its file lists them)."""

@@ -1,4 +1,5 @@
-"""Does a text state a time? The gate that keeps a model from inventing dates the words never give."""
+"""The words of time, shared by the write path (time grounding, extract/timeparse.py) and the read path: does a text
+state a time, does it name a name? The gates that keep a model from inventing dates and names the words never give."""
 
 from __future__ import annotations
 
@@ -6,8 +7,31 @@ import re
 from collections.abc import Iterable
 
 from ripplecli.cues import canonical_name
-from ripplecli.extract.timeparse import MONTHS, SEASON_START, WEEKDAYS
 
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_WEEK = "monday tuesday wednesday thursday friday saturday sunday"
+WEEKDAYS = {day: number for number, day in enumerate(_WEEK.split())}
+SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # three months each
 _NAMES = [n for n in (*MONTHS, *WEEKDAYS, *SEASON_START) if n != "may"]  # "may I…" is no date; "in May", "May 7" below
 _WORDS = [
     "today", "tonight", "yesterday", "tomorrow", "ago", "recently", "lately", "since", "until", "weekend",

@@ -1,0 +1,294 @@
+"""A big JSON export read one record at a time (ijson), so memory stays flat whatever the file's size.
+
+A reader that can take its records one by one declares `streams` (the JSON paths of its record lists, as ijson
+prefixes: "item" for a top-level list, "chats.list.item" for a Telegram account's chats) and `parse_records`. A
+file bigger than STREAM_BYTES whose format has them is recognised from a sample (its first record, or its top
+level with every list cut to its first element), then read twice: once whole to check it (every record parsed,
+nothing kept but counts), then again as ingest takes it, a chunk of conversations at a time. The file is checked
+before the first write, as a file read whole is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ripplecli.errors import InputError
+from ripplecli.formats.fields import ChatFormat, Node, ShapeError, json_path
+from ripplecli.model import Conversation
+from ripplecli.owner import OWNER, is_role_word
+
+# A JSON file bigger than this is read record by record; a smaller one is read whole, as it always was (with the
+# line of a shape error). measured: a 2.7 MB ChatGPT export of 2,000 messages read whole peaks 11 MB above the
+# interpreter (4x the file), streamed 2 MB; so a whole read stays under ~35 MB.
+STREAM_BYTES = 8 << 20
+# Conversations go to ingest in chunks of at least this many turns (a chunk is what ingest plans at once: its
+# duplicates and owners); a chunk's turns are what a streamed read holds in memory.
+CHUNK_TURNS = 2_000
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class StreamedFile:
+    """A checked big export, to be read again in chunks: its counts, and the few conversations that decide the
+    owner's name (ripplecli.owner) of the whole file."""
+
+    path: Path
+    name: str
+    format: str
+    reader: ChatFormat
+    records: int = 0
+    conversations: int = 0
+    turns: int = 0
+    witnesses: list[Conversation] = field(default_factory=list)
+
+    def conversations_read(self) -> Iterator[Conversation]:
+        """Every conversation with turns, one at a time, sessions without turns dropped."""
+        for conversation in _records(self.path, self.name, self.reader, self.records or None):
+            kept = _with_turns(conversation)
+            if kept is not None:
+                yield kept
+
+    def chunks(self, turns: int = CHUNK_TURNS) -> Iterator[list[Conversation]]:
+        """The conversations in lists of at least `turns` turns (the last one smaller)."""
+        chunk: list[Conversation] = []
+        size = 0
+        for conversation in self.conversations_read():
+            chunk.append(conversation)
+            size += conversation.turn_count
+            if size >= turns:
+                yield chunk
+                chunk, size = [], 0
+        if chunk:
+            yield chunk
+
+
+def can_stream(raw_start: bytes, size: int, fmt: str) -> bool:
+    """Whether a file is big enough to be read record by record and opens like JSON (not a zip)."""
+    from ripplecli.registry import FORMATS
+
+    if size <= STREAM_BYTES or raw_start.startswith(b"PK\x03\x04"):
+        return False
+    if fmt != "auto" and not FORMATS.load(fmt).streams:
+        return False
+    return raw_start.removeprefix(_BOM).lstrip()[:1] in (b"[", b"{")
+
+
+def open_stream(path: Path, name: str, fmt: str) -> StreamedFile | None:
+    """The big file checked whole, record by record, when its format reads records one at a time; None when it
+    does not (or the file's shape is not the one it streams): the caller reads it whole."""
+    from ripplecli.formats.detect import UnknownFormat, detect_format
+    from ripplecli.registry import FORMATS
+
+    sample = _sample(path, name)
+    try:
+        chosen = detect_format(sample) if fmt == "auto" else fmt
+    except UnknownFormat:
+        return None  # read whole, so the refusal says what the file looks like as it always did
+    reader: ChatFormat = FORMATS.load(chosen)
+    if not reader.streams or reader.parse_records is None or not _fits(sample, reader.streams[0]):
+        return None
+    streamed = StreamedFile(path, name, chosen, reader)
+    for conversation in _records(path, name, reader, None):
+        streamed.records += 1
+        kept = _with_turns(conversation)
+        if kept is None:
+            continue
+        streamed.conversations += 1
+        streamed.turns += kept.turn_count
+        _witness(streamed.witnesses, kept)
+    if not streamed.conversations:
+        raise InputError(f"{name}: holds no chat turns")
+    return streamed
+
+
+def _witness(witnesses: list[Conversation], conversation: Conversation) -> None:
+    """Keep the conversations ripplecli.owner's answers for the whole file depend on: the first with an owner turn,
+    the first whose owner has a name (not a role word), the first whose export leaves `me` to name the owner."""
+    names = [t.speaker for s in conversation.sessions for t in s.turns if t.role == OWNER]
+    wanted = (
+        bool(names) and not any(_owner_turns(w) for w in witnesses),
+        any(not is_role_word(n) for n in names) and not any(_named(w) for w in witnesses),
+        conversation.owner_by_name and not any(w.owner_by_name for w in witnesses),
+    )
+    if any(wanted):
+        witnesses.append(conversation)
+
+
+def _owner_turns(conversation: Conversation) -> bool:
+    """Whether a conversation marks owner turns."""
+    return any(t.role == OWNER for s in conversation.sessions for t in s.turns)
+
+
+def _named(conversation: Conversation) -> bool:
+    """Whether a conversation's owner turns carry a name rather than a role word."""
+    return any(t.role == OWNER and not is_role_word(t.speaker) for s in conversation.sessions for t in s.turns)
+
+
+def _with_turns(conversation: Conversation) -> Conversation | None:
+    """The conversation without its sessions that have no turns; None when none has any."""
+    from dataclasses import replace
+
+    sessions = [session for session in conversation.sessions if session.turns]
+    return replace(conversation, sessions=sessions) if sessions else None
+
+
+def _records(path: Path, name: str, reader: ChatFormat, count: int | None) -> Iterator[Conversation]:
+    """The reader's conversations of the file, parsed record by record; a syntax or shape error is one line."""
+    ijson = _ijson()
+
+    head = _head(path, name, reader)
+    lists = [_nodes(path, name, prefix) for prefix in reader.streams]
+    try:
+        yield from reader.parse_records(head, _chained(lists), count, name)  # type: ignore[misc]
+    except ShapeError as err:
+        raise InputError(f"{name}: {json_path(err.keys)}: {err.problem}") from None
+    except (ijson.JSONError, UnicodeDecodeError) as err:
+        raise _not_json(name, err) from None
+
+
+def _chained(lists: list[Iterator[Node]]) -> Iterator[Node]:
+    """The records of every streamed list, in the reader's order."""
+    for nodes in lists:
+        yield from nodes
+
+
+def _nodes(path: Path, name: str, prefix: str) -> Iterator[Node]:
+    """The records at `prefix`, each with its JSON path (`chats.list[3]`)."""
+    ijson = _ijson()
+
+    keys = tuple(part for part in prefix.split(".") if part != "item")
+    with _opened(path, name) as handle:
+        try:
+            for index, value in enumerate(ijson.items(handle, prefix, use_float=True)):
+                yield Node(value, (*keys, index))
+        except (ijson.JSONError, UnicodeDecodeError) as err:
+            raise _not_json(name, err) from None
+
+
+def _head(path: Path, name: str, reader: ChatFormat) -> dict:
+    """The top-level members a reader wants beside its records (a Telegram account's `personal_information`)."""
+    ijson = _ijson()
+
+    head = {}
+    for key in reader.stream_head:
+        with _opened(path, name) as handle:
+            try:
+                found = next(iter(ijson.items(handle, key, use_float=True)), None)
+            except (ijson.JSONError, UnicodeDecodeError) as err:
+                raise _not_json(name, err) from None
+        if found is not None:
+            head[key] = found
+    return head
+
+
+def _ijson() -> Any:
+    """ijson, imported when a big file is read (its C backend, yajl2_c, when installed)."""
+    import ijson  # type: ignore[import-untyped]
+
+    return ijson
+
+
+class _opened:
+    """The file opened for reading as bytes, past a UTF-8 byte-order mark."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        self.path, self.name = path, name
+
+    def __enter__(self) -> IO[bytes]:
+        try:
+            self.handle = self.path.open("rb")
+        except OSError as err:
+            raise InputError(f"{self.name}: cannot be read ({err.strerror or err})") from None
+        if self.handle.read(3) != _BOM:
+            self.handle.seek(0)
+        return self.handle
+
+    def __exit__(self, *exc) -> None:
+        self.handle.close()
+
+
+def _not_json(name: str, err: Exception) -> InputError:
+    """The refusal of a big file that stops being JSON (or UTF-8) somewhere."""
+    if isinstance(err, UnicodeDecodeError):
+        return InputError(f"{name}: is not UTF-8 text ({err.reason})")
+    detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return InputError(f"{name}: is not valid JSON: {detail}")
+
+
+def _fits(sample: object, prefix: str) -> bool:
+    """Whether the sample holds a list where the reader's first stream prefix points ("item": a top-level list)."""
+    value = sample
+    for part in prefix.split(".")[:-1]:
+        if not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
+    return isinstance(value, list)
+
+
+def _sample(path: Path, name: str) -> object:
+    """What detection sees of a big file: a top-level list's first element (as a one-element list), or the top-level
+    object with every list in it cut to its first element."""
+    ijson = _ijson()
+
+    with _opened(path, name) as handle:
+        try:
+            events = ijson.parse(handle, use_float=True)
+            _, event, value = next(events)
+            if event == "start_array":
+                return _skeleton(events, [[]])
+            return _skeleton(events, [{}]) if event == "start_map" else value
+        except (ijson.JSONError, UnicodeDecodeError) as err:
+            raise _not_json(name, err) from None
+        except StopIteration:
+            raise InputError(f"{name}: is not valid JSON: it ends too early") from None
+
+
+def _skeleton(events, stack: list) -> object:
+    """The value whose opening event was read, from its parse events, every list cut to its first element; a
+    top-level list stops at the end of its first element."""
+    keys: list[object] = [None]
+    for _, event, value in events:
+        parent = stack[-1]
+        if event == "map_key":
+            keys[-1] = value
+            continue
+        if isinstance(parent, list) and parent and event not in ("end_map", "end_array"):
+            if event in ("start_map", "start_array"):
+                _skip(events)  # a list's second element and on: not in the sample
+            continue
+        if event in ("start_map", "start_array"):
+            stack.append({} if event == "start_map" else [])
+            keys.append(None)
+            continue
+        if event in ("end_map", "end_array"):
+            done = stack.pop()
+            keys.pop()
+            if not stack:
+                return done
+            _put(stack[-1], keys[-1], done)
+        else:
+            _put(parent, keys[-1], value)
+        if len(stack) == 1 and isinstance(stack[0], list) and stack[0]:
+            return stack[0]  # a top-level list's first element is all the sample needs
+    return stack[0]
+
+
+def _skip(events) -> None:
+    """Consume the events of one value that was just opened."""
+    depth = 1
+    for _, event, _ in events:
+        depth += event in ("start_map", "start_array")
+        depth -= event in ("end_map", "end_array")
+        if depth == 0:
+            return
+
+
+def _put(parent: object, key: object, value: object) -> None:
+    """Place a finished value in its parent: a member of an object, or the first element of a list."""
+    if isinstance(parent, dict):
+        parent[key] = value
+    elif isinstance(parent, list) and not parent:
+        parent.append(value)
