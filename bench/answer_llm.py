@@ -31,13 +31,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ripplecli.answer import reading, typed_answer
+from ripplecli.answer import RULES_TYPES, VERDICT_TYPES, reading, typed_answer
 from ripplecli.answer.llm import BLOCKS, block_prompt, llm_answer, llm_answer_json
 from ripplecli.answer.typed import question_type
 from ripplecli.api import Memory
 from ripplecli.eval.locomo import ASKED_CATEGORIES, Question, Sample, load_samples
 from ripplecli.eval.metrics import answer_words, bleu1, contains_answer, percentile, token_f1
 from ripplecli.eval.runner import sample_questions, store_dir
+from ripplecli.model_catalog import rules_when_sure
 from ripplecli.runtime.llm import CallLog, LlamaCppLLM, ModelOptions, prompt_tokens
 from ripplecli.trace import Evidence
 
@@ -147,6 +148,7 @@ def record(variant: str, q: Question, llm: Any, evidence: list[Evidence], today:
         "f1": token_f1(result.scored, q.answer),
         "contains": contains_answer(result.scored, q.answer),
         "abstained": not result.found,
+        "sure": result.sure,
         "block": log.calls[-1].note if log.calls else None,
         "bleu1": bleu1(result.scored, q.answer),
         "seconds": round(seconds, 3),
@@ -253,6 +255,8 @@ def main() -> None:
             mixed = by_type(results["typed"], results[variant], kinds)
             name = f"{'+'.join(kinds)}:typed+{variant}"
             print(json.dumps({"model": tag, "variant": name, **summary(mixed)}), flush=True)
+        auto = as_auto(results["typed"], results[variant], rules_when_sure(args.model))
+        print(json.dumps({"model": tag, "variant": f"auto:typed+{variant}", **summary(auto)}), flush=True)
 
 
 def block_stats(variant: str, llm: Any, asked: list[Asked], show: int = 0) -> dict[str, Any]:
@@ -288,6 +292,21 @@ def by_type(typed: list[dict[str, Any]], model: list[dict[str, Any]], kinds: tup
     """What `--answer auto` choosing per question type would score: the rules for `kinds`, else the model."""
     rules = {(r["conversation"], r["index"]): r for r in typed}
     return [rules[(r["conversation"], r["index"])] if question_type(r["question"]) in kinds else r for r in model]
+
+
+def as_auto(typed: list[dict[str, Any]], model: list[dict[str, Any]], when_sure: bool = False) -> list[dict[str, Any]]:
+    """What `--answer auto` scores: the rules for when-questions, for a verdict they weigh as no and (`when_sure`: a
+    catalogue model measured weaker) for an answer of the asked kind; else the model."""
+    rules = {(r["conversation"], r["index"]): r for r in typed}
+
+    def kept(r: dict[str, Any]) -> bool:
+        kind = question_type(r["question"])
+        ruled = rules[(r["conversation"], r["index"])]
+        said = ruled["answer"].strip().lower()
+        sure = when_sure and not ruled["abstained"] and ruled.get("sure", not said.startswith("not sure"))
+        return kind in RULES_TYPES or (kind in VERDICT_TYPES and said in ("no", "likely no")) or sure
+
+    return [rules[(r["conversation"], r["index"])] if kept(r) else r for r in model]
 
 
 if __name__ == "__main__":

@@ -355,8 +355,10 @@ class Memory(StoreUpkeep):
         if answer not in ("auto", "llm"):
             return NO_MODEL
         from ripplecli.local_models import resolve_model
+        from ripplecli.model_catalog import rules_when_sure
 
-        return ModelProvider(resolve_model(self.model) is not None, lambda: self.llm)
+        chosen = resolve_model(self.model)
+        return ModelProvider(chosen is not None, lambda: self.llm, bool(chosen and rules_when_sure(chosen[0])))
 
     def warm(self) -> None:
         """Load the encoder, the extractor's models and every index now, so a long-lived server (MCP) pays them

@@ -7,6 +7,7 @@ import pytest
 from ripplecli.answer import NOT_FOUND, answer_for
 from ripplecli.answer.spans import written_interval
 from ripplecli.answer.typed import persons_about, question_type, typed_answer
+from ripplecli.runtime.llm import CallLog
 from ripplecli.trace import Evidence, SourceRef
 
 
@@ -209,6 +210,31 @@ def test_the_demo_questions_through_the_real_parts(tmp_path) -> None:
     assert nora is not None and "Denver" in (nora.span or "")
 
 
+@pytest.mark.slow
+def test_the_demo_questions_with_a_model_set_keep_what_the_rules_measured_better(tmp_path, fake_llm, monkeypatch):
+    """The sample chats through the real parts, a model configured (scripted, wrong): auto keeps the rules' weighed
+    no on Harbor Grill; with the 0.5B's file (measured weaker) the rules' amount; any other question goes to it."""
+    from pathlib import Path
+
+    from ripplecli.api import Memory
+
+    chats = Path(__file__).parents[1] / "sample_chats"
+    llm = fake_llm("Likely yes [m12]")
+    monkeypatch.setenv("RIPPLE_MODEL", str(tmp_path / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
+    with Memory(tmp_path / "store") as memory:
+        memory.ingest(chats / "dinner.json")
+        memory._llm = llm
+        grill = memory.recall("Should Alex take Maya to Harbor Grill?", answer="auto").answer
+        assert grill is not None and grill.method == "typed" and grill.span == "Likely no" and llm.requests == []
+        assert "shellfish" in grill.text and grill.citations
+        repair = memory.recall("How much is the car repair?", answer="auto").answer
+        assert repair is not None and repair.method == "llm" and len(llm.requests) == 1
+        memory.model = tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+        repair = memory.recall("How much is the car repair?", answer="auto").answer
+    assert repair is not None and repair.method == "typed" and repair.span == "Four hundred"
+    assert len(llm.requests) == 1
+
+
 def test_a_clause_that_echoes_the_question_brings_the_next_one() -> None:
     evidence = [memory(1, "Melanie", "BTW, recently I had a setback. Last month I got hurt and had to stop pottery.")]
     evidence[
@@ -250,5 +276,55 @@ def test_auto_keeps_the_rules_for_when_questions_and_asks_the_model_otherwise(fa
     dated = answer_for("auto", "When did Nora sign the lease?", evidence, model)
     assert dated is not None and dated.method == "typed" and "rules" in (dated.note or "")
     assert dated.span == "7 May 2023" and llm.requests == []
-    placed = answer_for("auto", "Where did Nora sign the lease?", evidence, model)
+    llm.name = "tiny-instruct-q4"
+    log = CallLog()
+    placed = answer_for("auto", "Where did Nora sign the lease?", evidence, model, log)
     assert placed is not None and placed.method == "llm" and len(llm.requests) == 1
+    assert log.to_list()[0]["model"] == "tiny-instruct-q4"  # --json names the model that answered
+
+
+def test_auto_keeps_the_rules_no_when_they_weigh_a_reason_against(fake_llm) -> None:
+    """A should-question whose evidence holds a reason against: the model's "Likely yes" (a small model overlooks the
+    allergy) is not asked for; a question the rules lean yes on, or cannot weigh, still goes to the model."""
+    from ripplecli.answer import ModelProvider, answer_for
+
+    llm = fake_llm("Likely yes [m1]")
+    model = ModelProvider(True, lambda: llm)
+    evidence = [
+        memory(2, "Alex", "Maya is allergic to Harbor Grill's shellfish, a serious reaction."),
+        memory(1, "Alex", "Harbor Grill was perfect, the terrace is lovely."),
+    ]
+    against = answer_for("auto", "Should Alex take Maya to Harbor Grill?", evidence, model)
+    assert against is not None and against.method == "typed" and against.span == "Likely no"
+    assert against.citations and "reason against" in (against.note or "") and llm.requests == []
+    praised = answer_for("auto", "Should Alex take Maya to Harbor Grill?", evidence[1:], model)
+    assert praised is not None and praised.method == "llm" and praised.span == "Likely yes"
+    assert len(llm.requests) == 1
+
+
+def test_auto_keeps_the_rules_sure_answer_for_a_model_measured_weaker(fake_llm, tmp_path, monkeypatch) -> None:
+    """A catalogue model whose answers lost to the rules' sure ones (rules_when_sure): auto keeps a rules answer of
+    the asked kind and asks the model only when the rules are not sure; any other model is asked as before."""
+    from ripplecli import model_catalog
+    from ripplecli.answer import ModelProvider, answer_for
+    from ripplecli.api import Memory
+    from ripplecli.model_catalog import CatalogEntry
+
+    llm = fake_llm("1,200 dollars [m1]")
+    weaker = ModelProvider(True, lambda: llm, rules_when_sure=True)
+    evidence = [memory(1, "Jordan", "I raised 1,850 dollars, way over the goal.")]
+    kept = answer_for("auto", "How much money did Jordan raise?", evidence, weaker)
+    assert kept is not None and kept.method == "typed" and kept.span == "1,850" and llm.requests == []
+    assert "asked kind" in (kept.note or "")
+    unsure = answer_for("auto", "Why did Jordan raise money?", evidence, weaker)
+    assert unsure is not None and unsure.method == "llm" and len(llm.requests) == 1
+    asked = answer_for("auto", "How much money did Jordan raise?", evidence, ModelProvider(True, lambda: llm))
+    assert asked is not None and asked.method == "llm" and len(llm.requests) == 2
+
+    entry = CatalogEntry("weak", "x/y", "weak-q4.gguf", 1, "0" * 64, "MIT", "llama", "ChatML", rules_when_sure=True)
+    monkeypatch.setitem(model_catalog.CATALOGUE, "weak", entry)
+    monkeypatch.setenv("RIPPLE_MODEL", str(tmp_path / "elsewhere" / "weak-q4.gguf"))  # the same file, kept anywhere
+    with Memory(tmp_path / "store") as store:
+        assert store._model_provider("auto").rules_when_sure
+        store.model = tmp_path / "other.gguf"
+        assert not store._model_provider("auto").rules_when_sure

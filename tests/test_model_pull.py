@@ -273,6 +273,29 @@ def test_use_takes_a_pulled_name_a_path_or_a_found_name(hub, tmp_path, monkeypat
     assert load_config()["model.path"] == str(chat)
 
 
+def test_models_lists_lm_studio_folders_and_use_takes_their_files(tmp_path, monkeypatch):
+    """LM Studio keeps models as <publisher>/<repo>/<file>.gguf under ~/.lmstudio/models (older versions under
+    ~/.cache/lm-studio/models): both are listed, and `use` takes a file's name as it is listed."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("OLLAMA_MODELS", str(tmp_path / "no-ollama"))
+    new = home / ".lmstudio" / "models" / "lmstudio-community" / "Qwen2.5-Instruct-GGUF"
+    old = home / ".cache" / "lm-studio" / "models" / "bartowski" / "Phi-Instruct-GGUF"
+    new.mkdir(parents=True)
+    old.mkdir(parents=True)
+    instruct_gguf(new / "qwen-instruct-q4_k_m.gguf")
+    instruct_gguf(old / "phi-instruct-q4_k_m.gguf")
+    listed = run("models", "--json")
+    assert listed.exit_code == 0, listed.output
+    found = {m["name"]: m for m in json.loads(listed.stdout)["models"]}
+    assert found["qwen-instruct-q4_k_m.gguf"]["source"] == found["phi-instruct-q4_k_m.gguf"]["source"] == "lm studio"
+    assert found["qwen-instruct-q4_k_m.gguf"]["info"]["chat_template"]
+    chosen = run("models", "use", "phi-instruct-q4_k_m.gguf", "--json")
+    assert chosen.exit_code == 0, chosen.output
+    assert json.loads(chosen.stdout)["source"] == "lm studio"
+    assert load_config()["model.path"] == str(old / "phi-instruct-q4_k_m.gguf")
+
+
 def test_use_refuses_a_file_that_is_no_instruct_gguf(tmp_path):
     set_config("model.path", str(tmp_path / "mine.gguf"))
     junk = tmp_path / "junk.gguf"
@@ -290,8 +313,9 @@ def test_use_refuses_a_file_that_is_no_instruct_gguf(tmp_path):
 def test_models_lists_the_catalogue_with_figures_and_what_is_installed(hub, tmp_path):
     before = json.loads(run("models", "--json").stdout)
     rows = {e["name"]: e for e in before["catalogue"]}
-    assert rows["qwen2.5-coder-1.5b"]["default"] and rows["qwen2.5-coder-1.5b"]["f1"] == pytest.approx(0.347)
-    assert rows["qwen2.5-coder-0.5b"]["f1"] is None and not rows["tiny"]["installed"]
+    assert rows["qwen2.5-coder-1.5b"]["default"] and rows["qwen2.5-coder-1.5b"]["f1"] == pytest.approx(0.434)
+    assert rows["qwen2.5-coder-0.5b"]["f1"] == pytest.approx(0.339) and rows["tiny"]["f1"] is None
+    assert not rows["tiny"]["installed"]
     assert before["configured"] is None and before["models_dir"] == str(models_dir(tmp_path))
     assert run("models", "pull", "tiny").exit_code == 0
     after = run("models", "list", "--json")
@@ -299,7 +323,7 @@ def test_models_lists_the_catalogue_with_figures_and_what_is_installed(hub, tmp_
     assert {e["name"]: e for e in data["catalogue"]}["tiny"]["installed"]
     assert data["configured"]["usable"] and any(m["path"] == str(pulled(tmp_path)) for m in data["models"])
     table = run("models")
-    assert table.exit_code == 0 and "qwen2.5-coder-1.5b *" in table.stdout and "0.347" in table.stdout
+    assert table.exit_code == 0 and "qwen2.5-coder-1.5b *" in table.stdout and "0.434" in table.stdout
     assert "not measured yet" in table.stdout and "usable" in table.stdout
 
 

@@ -20,6 +20,7 @@ class ModelProvider:
 
     configured: bool
     load: Callable[[], LLM]
+    rules_when_sure: bool = False  # its catalogue entry measured the rules' sure answers better than its own
 
 
 def _no_model() -> LLM:

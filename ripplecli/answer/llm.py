@@ -216,7 +216,7 @@ def llm_answer(
     if stream is not None:
         stream.started(getattr(llm, "name", "the local model"), tokens_in)
     most = MOST_SHOWN if block == "shaped" else SHOWN
-    call = LLMCall("answer", tokens_in, note=_trimmed(shown, evidence, budget, most))
+    call = LLMCall("answer", tokens_in, note=_trimmed(shown, evidence, budget, most), model=getattr(llm, "name", None))
     started = time.monotonic()
     text, error = _generate(llm, prompt, stream, started + cap_seconds, call)
     if stream is not None:

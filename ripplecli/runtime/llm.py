@@ -52,6 +52,7 @@ class LLMCall:
     error: str | None = None
     note: str | None = None
     first_token: float | None = None  # seconds to the first streamed piece: when the reader sees words
+    model: str | None = None  # which model answered (the trace and --json name it)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without empty fields."""
