@@ -597,13 +597,24 @@ def models_overview(model: str | Path | None = None) -> dict[str, Any]:
     from ripplecli.local_models import configured_model, search_dirs
     from ripplecli.model_catalog import catalogue
 
+    configured = configured_model(model)
     return {
-        "catalogue": [entry.to_dict() for entry in catalogue()],
+        "catalogue": [_with_configured(entry.to_dict(), configured) for entry in catalogue()],
         "models_dir": str(models_home()),
-        "configured": configured_model(model),
+        "configured": configured,
         "models": [m.to_dict() for m in found_models()],
         "searched": [{"source": label, "path": str(path)} for label, path in search_dirs()],
     }
+
+
+def _with_configured(entry: dict[str, Any], configured: dict[str, Any] | None) -> dict[str, Any]:
+    """A catalogue row that is the configured model counts as installed where it lies, even outside the models
+    folder (same file name and size; `configured` says it is the one in use)."""
+    path = Path(configured["path"]) if configured else None
+    in_use = path is not None and path.name == entry["file"] and path.is_file() and path.stat().st_size == entry["size"]
+    if in_use and not entry["installed"]:
+        entry = {**entry, "installed": True, "path": str(path)}
+    return {**entry, "configured": in_use}
 
 
 def found_models() -> list[FoundModel]:

@@ -327,6 +327,18 @@ def test_models_lists_the_catalogue_with_figures_and_what_is_installed(hub, tmp_
     assert "not measured yet" in table.stdout and "usable" in table.stdout
 
 
+def test_models_counts_the_configured_catalogue_model_installed_where_it_lies(hub, model_file, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / HUB_FILE
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(model_file.read_bytes())
+    assert not json.loads(run("models", "--json").stdout)["catalogue"][-1]["configured"]
+    assert run("models", "use", str(elsewhere)).exit_code == 0
+    rows = {e["name"]: e for e in json.loads(run("models", "--json").stdout)["catalogue"]}
+    assert rows["tiny"]["installed"] and rows["tiny"]["configured"] and rows["tiny"]["path"] == str(elsewhere)
+    assert not rows["qwen2.5-coder-1.5b"]["configured"]
+    assert "yes, in use" in run("models").stdout
+
+
 # --- the one-time tip ----------------------------------------------------------------------------
 TIP = "ripple models pull (1.1 GB, once)"
 

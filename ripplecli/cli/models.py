@@ -92,7 +92,7 @@ def _catalogue_table(entries: list[dict[str, Any]]) -> Table:
             escaped(e["licence"]),
             f"{e['f1']:.3f}" if e["f1"] is not None else "-",
             seconds,
-            "[green]yes[/]" if e["installed"] else "no",
+            ("[green]yes[/]" if e["installed"] else "no") + (", in use" if e["configured"] else ""),
         )
     return table
 
