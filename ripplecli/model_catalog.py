@@ -154,12 +154,9 @@ def _intact(chosen: CatalogEntry) -> bool:
 
     if not chosen.installed():
         return False
-    digest = hashlib.sha256()
     with chosen.path().open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    if digest.hexdigest() == chosen.sha256:
-        return True
+        if hashlib.file_digest(handle, "sha256").hexdigest() == chosen.sha256:
+            return True
     chosen.path().unlink()
     return False
 

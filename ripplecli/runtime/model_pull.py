@@ -151,12 +151,10 @@ def _range_start(content_range: str) -> int | None:
 
 def _hash_of(part: Path, start: int) -> Any:
     """A sha256 fed with the part's first `start` bytes (what the download continues)."""
-    digest = hashlib.sha256()
-    if start:
-        with part.open("rb") as handle:
-            while block := handle.read(CHUNK):
-                digest.update(block)
-    return digest
+    if not start:
+        return hashlib.sha256()
+    with part.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256")
 
 
 def _stream(response: BinaryIO, part: Path, start: int, size: int, digest: Any, progress: Progress | None) -> int:
