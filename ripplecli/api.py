@@ -583,11 +583,9 @@ def set_config(key: str, value: str | None) -> dict[str, Any]:
 
 def config_value(key: str) -> Any:
     """One key's value (None when unset); an unknown key is an InputError."""
-    from ripplecli.local_models import CONFIG_KEYS
+    from ripplecli.local_models import config_value as value
 
-    if key not in CONFIG_KEYS:
-        raise InputError(f"unknown config key '{key}' (choose from: {', '.join(CONFIG_KEYS)})")
-    return load_config().get(key)
+    return value(key)
 
 
 def models_overview(model: str | Path | None = None) -> dict[str, Any]:
@@ -595,26 +593,16 @@ def models_overview(model: str | Path | None = None) -> dict[str, Any]:
     headers, not loaded), and the places searched: `ripple models --json`."""
     from ripplecli.config import models_home
     from ripplecli.local_models import configured_model, search_dirs
-    from ripplecli.model_catalog import catalogue
+    from ripplecli.model_catalog import catalogue_rows
 
     configured = configured_model(model)
     return {
-        "catalogue": [_with_configured(entry.to_dict(), configured) for entry in catalogue()],
+        "catalogue": catalogue_rows(configured["path"] if configured else None),
         "models_dir": str(models_home()),
         "configured": configured,
         "models": [m.to_dict() for m in found_models()],
         "searched": [{"source": label, "path": str(path)} for label, path in search_dirs()],
     }
-
-
-def _with_configured(entry: dict[str, Any], configured: dict[str, Any] | None) -> dict[str, Any]:
-    """A catalogue row that is the configured model counts as installed where it lies, even outside the models
-    folder (same file name and size; `configured` says it is the one in use)."""
-    path = Path(configured["path"]) if configured else None
-    in_use = path is not None and path.name == entry["file"] and path.is_file() and path.stat().st_size == entry["size"]
-    if in_use and not entry["installed"]:
-        entry = {**entry, "installed": True, "path": str(path)}
-    return {**entry, "configured": in_use}
 
 
 def found_models() -> list[FoundModel]:

@@ -96,10 +96,21 @@ def load_config() -> dict[str, Any]:
     return data
 
 
-def set_config(key: str, text: str | None) -> dict[str, Any]:
-    """Set (or with None, remove) one key; the value is checked before the file is written."""
+def _known(key: str) -> None:
+    """Refuse a key the config does not have, naming the ones it has."""
     if key not in CONFIG_KEYS:
         raise InputError(f"unknown config key '{key}' (choose from: {', '.join(CONFIG_KEYS)})")
+
+
+def config_value(key: str) -> Any:
+    """One key's value (None when unset); an unknown key is an InputError."""
+    _known(key)
+    return load_config().get(key)
+
+
+def set_config(key: str, text: str | None) -> dict[str, Any]:
+    """Set (or with None, remove) one key; the value is checked before the file is written."""
+    _known(key)
     data = load_config()
     if text is None:
         data.pop(key, None)

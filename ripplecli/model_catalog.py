@@ -43,8 +43,7 @@ class CatalogEntry:
 
     def installed(self) -> bool:
         """Pulled (a pull places the file only once its sha256 matched; the size tells a replaced file)."""
-        path = self.path()
-        return path.is_file() and path.stat().st_size == self.size
+        return _has_size(self.path(), self.size)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, with where it goes and whether it is there."""
@@ -111,6 +110,26 @@ def rules_when_sure(path: Path) -> bool:
 def catalogue() -> list[CatalogEntry]:
     """Every entry, the default first."""
     return sorted(CATALOGUE.values(), key=lambda e: e.name != DEFAULT)
+
+
+def catalogue_rows(configured: str | None) -> list[dict[str, Any]]:
+    """`ripple models`' rows, the default first; the entry that is the configured file (same name and size) counts
+    as installed where it lies, even outside the models folder, and says it is the one in use."""
+    return [_row(entry, Path(configured) if configured else None) for entry in catalogue()]
+
+
+def _row(entry: CatalogEntry, configured: Path | None) -> dict[str, Any]:
+    """One catalogue row, marked when `configured` is its file."""
+    row = entry.to_dict()
+    in_use = configured is not None and configured.name == entry.file and _has_size(configured, entry.size)
+    if in_use and not row["installed"]:
+        row.update(installed=True, path=str(configured))
+    return {**row, "configured": in_use}
+
+
+def _has_size(path: Path, size: int) -> bool:
+    """A file of exactly `size` bytes (what tells a catalogue file from a replaced one)."""
+    return path.is_file() and path.stat().st_size == size
 
 
 # --- pull ----------------------------------------------------------------------------------------
