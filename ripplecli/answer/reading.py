@@ -86,7 +86,7 @@ class Asks:
         """Read the question; the cues are weighed by how few of the evidence's memories carry them."""
         kind = question_type(question)
         cues = frozenset(stem(t) for t in content_tokens(question) if t not in QUESTION_WORDS)
-        carried = [_stems(_said(e)) for e in evidence or []]
+        carried = [_stems(_with_turn_answered(e)) for e in evidence or []]
         weights = {c: 1 + math.log((len(carried) + 1) / (sum(c in s for s in carried) + 1)) for c in cues}
         ago, between = bool(_AGO.search(question)), bool(_BETWEEN.search(question))
         listing = kind == "how-many" or many(question) or bool(re.match(r"\s*(?:list|name)\b", question, re.I))
@@ -180,7 +180,7 @@ def reading_order(evidence: list[Evidence], asks: Asks, ruled: list[int] | None 
     firsts, seen = [], set()
     for e in ranked:
         session = session_key(e)
-        if session not in seen and asks.carried(_said(e)):
+        if session not in seen and asks.carried(_with_turn_answered(e)):
             firsts.append(e)
             seen.add(session)
     return [*firsts, *(e for e in ranked if e not in firsts)]
@@ -230,8 +230,8 @@ def render(groups: list[list[Evidence]], facts: str, asks: Asks) -> str:
 
 def _latest(groups: list[list[Evidence]], asks: Asks) -> datetime | None:
     """The day of the newest statement that carries the question's cues."""
-    days = [stamp for group in groups for e in group if asks.carried(_said(e)) and (stamp := session_stamp(e))]
-    return max(days, default=None)
+    carrying = (e for group in groups for e in group if asks.carried(_with_turn_answered(e)))
+    return max((stamp for e in carrying if (stamp := session_stamp(e))), default=None)
 
 
 def reader_line(e: Evidence, asks: Asks, beside: set[str] | None = None, latest: datetime | None = None) -> str:
@@ -288,7 +288,7 @@ def clipped(text: str, asks: Asks, long: int | None = None, keep: int | None = N
     return " ".join(cut[: keep + 10]) + (" …" if len(cut) > keep + 10 else "")
 
 
-def _said(e: Evidence) -> str:
+def _with_turn_answered(e: Evidence) -> str:
     """The memory's words without its speaker, with the turn it answers (a reply's cues are in the question)."""
     body = speaker_and_body(e)[1]
     return f"{e.context.text} {body}" if e.context else body
@@ -326,9 +326,10 @@ def date_facts(asks: Asks, shown: list[Evidence], today: datetime | None) -> lis
     the days said, how long before today, and the time between them."""
     counting = asks.ago or asks.between
     dated = []
-    for e in sorted(shown, key=lambda e: -asks.carried(_said(e))):
+    weights = {e.memory_id: asks.carried(_with_turn_answered(e)) for e in shown}
+    for e in sorted(shown, key=lambda e: -weights[e.memory_id]):
         stamp = session_stamp(e)
-        if stamp is None or not asks.carried(_said(e)):
+        if stamp is None or not weights[e.memory_id]:
             continue
         day, words = _event_day(speaker_and_body(e)[1], stamp)
         if words or counting:
