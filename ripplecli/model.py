@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone
 
 
@@ -92,6 +92,11 @@ class Conversation:
     def turn_count(self) -> int:
         """Number of turns over all sessions."""
         return sum(len(s.turns) for s in self.sessions)
+
+    def with_turns(self) -> Conversation | None:
+        """The conversation without its sessions that have no turns; None when none has any."""
+        sessions = [session for session in self.sessions if session.turns]
+        return replace(self, sessions=sessions) if sessions else None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from ripplecli.formats.days import Dated, by_day, from_epoch
-from ripplecli.formats.fields import ChatFormat, Node, Tolerant, keyed, located, quote, records, records_of
+from ripplecli.formats.fields import ChatFormat, Node, Tolerant, keyed, located, quote, records_of
 from ripplecli.model import Conversation, Turn
 
 ROLES = {"user": "owner", "assistant": "assistant", "tool": "assistant"}
@@ -31,11 +31,9 @@ ID_KIND = (ID_KEYS, "conversation id")  # records' id keys and what a repeated o
 
 def parse_chatgpt(data: object, source: str) -> list[Conversation]:
     """Read a ChatGPT export; a conversation's id is the export's `conversation_id` / `id`, one session per day."""
-    with located(source):
-        tolerant = Tolerant()
-        conversations = [_conversation(export, cid, tolerant) for export, cid in records(data, source, *ID_KIND)]
-        tolerant.check()
-        return conversations
+    root = Node(data)
+    nodes = root.items() if isinstance(data, list) else [root]
+    return list(stream_chatgpt({}, nodes, len(nodes), source))
 
 
 def stream_chatgpt(_: dict, nodes: Iterable[Node], count: int | None, source: str) -> Iterator[Conversation]:

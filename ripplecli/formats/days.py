@@ -7,6 +7,7 @@ which is what lets a re-ingest add only the new turns.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -49,6 +50,11 @@ class StableIds:
         self.seen[key] += 1
         digest = hashlib.sha1(f"{key}\x1f{self.seen[key]}".encode()).hexdigest()[:12]
         return f"{self.prefix}{digest}"
+
+
+def slug(text: str) -> str:
+    """Letters and digits of a name, joined by dashes, for ids."""
+    return "-".join(re.findall(r"\w+", text.lower()))[:40] or "chat"
 
 
 def short_hash(text: str, length: int = 8) -> str:

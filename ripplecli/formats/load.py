@@ -6,7 +6,7 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ripplecli.errors import InputError
@@ -410,11 +410,7 @@ def _refuse_constant(constant: str) -> object:
 
 def _with_turns(conversations: list[Conversation], name: str) -> list[Conversation]:
     """Drop sessions and conversations without turns; a file with no turns at all is an error."""
-    kept = []
-    for conversation in conversations:
-        sessions = [session for session in conversation.sessions if session.turns]
-        if sessions:
-            kept.append(replace(conversation, sessions=sessions))
+    kept = [found for conversation in conversations if (found := conversation.with_turns()) is not None]
     if not kept:
         raise InputError(f"{name}: holds no chat turns")
     return kept

@@ -15,7 +15,7 @@ from collections import Counter
 from datetime import datetime
 from pathlib import PurePosixPath
 
-from ripplecli.formats.days import Dated, StableIds, by_day, from_epoch, short_hash
+from ripplecli.formats.days import Dated, StableIds, by_day, from_epoch, short_hash, slug
 from ripplecli.formats.fields import LIKELY, SURE, ChatFormat, Node, Tolerant, clean_text, first_object, located
 from ripplecli.model import Conversation, Turn
 
@@ -49,7 +49,7 @@ def parse_messenger(data: object, source: str) -> list[Conversation]:
         else:
             first = dated[0].turn if dated else None
             said = f"{first.said_at}|{first.speaker}|{first.text}" if first else source
-            chat_id, named_by_file = f"messenger-{_slug(title or 'chat')}-{short_hash(said)}", True
+            chat_id, named_by_file = f"messenger-{slug(title or 'chat')}-{short_hash(said)}", True
         return [Conversation(chat_id, by_day(dated), title or None, dict(skipped), named_by_file=named_by_file)]
 
 
@@ -108,9 +108,6 @@ def _name(node: Node | None) -> str:
     return " ".join(repaired(node.string()).split()) if node is not None else ""
 
 
-def _slug(text: str) -> str:
-    """Letters and digits of a name, joined by dashes, for ids."""
-    return "-".join(re.findall(r"\w+", text.lower()))[:40] or "chat"
 
 
 def detect_messenger(data: object) -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ripplecli.errors import InputError
-from ripplecli.formats.days import Dated, StableIds, by_day, short_hash
+from ripplecli.formats.days import Dated, StableIds, by_day, short_hash, slug
 from ripplecli.formats.fields import MAX_TEXT_CHARS, SURE, ChatFormat, Tolerant, clean_text, quote
 from ripplecli.formats.text import DIRECTION_MARKS, TextDoc
 from ripplecli.model import Conversation, Turn
@@ -85,7 +85,7 @@ def parse_whatsapp(doc: TextDoc, source: str) -> list[Conversation]:
         raise InputError(f"{source}: holds WhatsApp system lines and media only, no messages with text")
     title = _chat_name(doc)
     first = dated[0].turn
-    prefix = f"whatsapp-{_slug(title)}-"
+    prefix = f"whatsapp-{slug(title)}-"
     conversation_id = prefix + short_hash(f"{first.said_at}|{first.speaker}|{first.text}")
     sessions = by_day(dated)
     owner_known = _mark_owner(sessions, title)
@@ -197,9 +197,6 @@ def _mark_owner(sessions, title: str) -> bool:
     return True
 
 
-def _slug(text: str) -> str:
-    """Letters and digits of a name, joined by dashes, for ids."""
-    return "-".join(re.findall(r"\w+", text.lower()))[:40] or "chat"
 
 
 def detect_whatsapp(doc: TextDoc) -> float:
