@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
 from ripplecli.errors import InputError
 from ripplecli.formats.fields import ChatFormat, Node, ShapeError, json_path
 from ripplecli.model import Conversation
-from ripplecli.owner import OWNER, is_role_word
+from ripplecli.owner import is_role_word, owner_names
 
 # A JSON file bigger than this is read record by record; a smaller one is read whole, as it always was (with the
 # line of a shape error). measured: a 2.7 MB ChatGPT export of 2,000 messages read whole peaks 11 MB above the
@@ -43,11 +44,12 @@ class StreamedFile:
     conversations: int = 0
     turns: int = 0
     witnesses: list[Conversation] = field(default_factory=list)
+    head: dict = field(default_factory=dict)  # the top-level members the reader wants beside its records
 
     def conversations_read(self) -> Iterator[Conversation]:
         """Every conversation with turns, one at a time, sessions without turns dropped."""
-        for conversation in _records(self.path, self.name, self.reader, self.records or None):
-            kept = _with_turns(conversation)
+        for conversation in _records(self.path, self.name, self.reader, self.head, self.records or None):
+            kept = conversation.with_turns()
             if kept is not None:
                 yield kept
 
@@ -90,10 +92,10 @@ def open_stream(path: Path, name: str, fmt: str) -> StreamedFile | None:
     reader: ChatFormat = FORMATS.load(chosen)
     if not reader.streams or reader.parse_records is None or not _fits(sample, reader.streams[0]):
         return None
-    streamed = StreamedFile(path, name, chosen, reader)
-    for conversation in _records(path, name, reader, None):
+    streamed = StreamedFile(path, name, chosen, reader, head=_head(path, name, reader))
+    for conversation in _records(path, name, reader, streamed.head, None):
         streamed.records += 1
-        kept = _with_turns(conversation)
+        kept = conversation.with_turns()
         if kept is None:
             continue
         streamed.conversations += 1
@@ -107,52 +109,27 @@ def open_stream(path: Path, name: str, fmt: str) -> StreamedFile | None:
 def _witness(witnesses: list[Conversation], conversation: Conversation) -> None:
     """Keep the conversations ripplecli.owner's answers for the whole file depend on: the first with an owner turn,
     the first whose owner has a name (not a role word), the first whose export leaves `me` to name the owner."""
-    names = [t.speaker for s in conversation.sessions for t in s.turns if t.role == OWNER]
+    names, kept = list(owner_names([conversation])), list(owner_names(witnesses))
     wanted = (
-        bool(names) and not any(_owner_turns(w) for w in witnesses),
-        any(not is_role_word(n) for n in names) and not any(_named(w) for w in witnesses),
+        bool(names) and not kept,
+        any(not is_role_word(n) for n in names) and all(is_role_word(n) for n in kept),
         conversation.owner_by_name and not any(w.owner_by_name for w in witnesses),
     )
     if any(wanted):
         witnesses.append(conversation)
 
 
-def _owner_turns(conversation: Conversation) -> bool:
-    """Whether a conversation marks owner turns."""
-    return any(t.role == OWNER for s in conversation.sessions for t in s.turns)
-
-
-def _named(conversation: Conversation) -> bool:
-    """Whether a conversation's owner turns carry a name rather than a role word."""
-    return any(t.role == OWNER and not is_role_word(t.speaker) for s in conversation.sessions for t in s.turns)
-
-
-def _with_turns(conversation: Conversation) -> Conversation | None:
-    """The conversation without its sessions that have no turns; None when none has any."""
-    from dataclasses import replace
-
-    sessions = [session for session in conversation.sessions if session.turns]
-    return replace(conversation, sessions=sessions) if sessions else None
-
-
-def _records(path: Path, name: str, reader: ChatFormat, count: int | None) -> Iterator[Conversation]:
+def _records(path: Path, name: str, reader: ChatFormat, head: dict, count: int | None) -> Iterator[Conversation]:
     """The reader's conversations of the file, parsed record by record; a syntax or shape error is one line."""
     ijson = _ijson()
 
-    head = _head(path, name, reader)
     lists = [_nodes(path, name, prefix) for prefix in reader.streams]
     try:
-        yield from reader.parse_records(head, _chained(lists), count, name)  # type: ignore[misc]
+        yield from reader.parse_records(head, chain.from_iterable(lists), count, name)  # type: ignore[misc]
     except ShapeError as err:
         raise InputError(f"{name}: {json_path(err.keys)}: {err.problem}") from None
     except (ijson.JSONError, UnicodeDecodeError) as err:
         raise _not_json(name, err) from None
-
-
-def _chained(lists: list[Iterator[Node]]) -> Iterator[Node]:
-    """The records of every streamed list, in the reader's order."""
-    for nodes in lists:
-        yield from nodes
 
 
 def _nodes(path: Path, name: str, prefix: str) -> Iterator[Node]:
