@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ripplecli.cues import content_tokens
-from ripplecli.store.browse import CUE_TABLES, MemoryFilter, selected_ids
+from ripplecli.store.browse import MemoryFilter, selected_ids
 from ripplecli.store.db import REWRITE_OWED, Store
+from ripplecli.store.schema import CUE_TABLES
 
 IDS = "(SELECT unnest(?::BIGINT[]))"
 # What a memory owns: table -> the condition that ties a row to the forgotten memory ids.

@@ -12,8 +12,9 @@ import numpy as np
 from ripplecli.errors import InputError, StoreError
 from ripplecli.files import escape_c1
 from ripplecli.store import schema
-from ripplecli.store.browse import CUE_TABLES, MEMORY_COLUMNS
+from ripplecli.store.browse import MEMORY_COLUMNS
 from ripplecli.store.db import Store
+from ripplecli.store.schema import CUE_TABLES
 from ripplecli.store.writes import insert_columns
 from ripplecli.wording import counted
 

@@ -182,12 +182,6 @@ def turn_hashes(store: Store, conversation_id: str) -> dict[str, str]:
     return dict(rows.fetchall())
 
 
-def message_keys(store: Store, conversation_id: str) -> set[int]:
-    """The message keys of one conversation's stored turns."""
-    rows = store.con.execute(
-        "SELECT message_key FROM sources WHERE conversation_id = ? AND message_key IS NOT NULL", [conversation_id]
-    )
-    return {int(key) for (key,) in rows.fetchall()}
 
 
 def message_holders(store: Store, keys: Sequence[int]) -> dict[int, set[str]]:
