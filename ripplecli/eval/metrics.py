@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from ripplecli.cues import STOPWORDS, content_tokens
+from ripplecli.timewords import MONTHS
 
 _PUNCTUATION = re.compile(r"[.,!?]")
 _CITATION = re.compile(r"\[m\d+\]")
@@ -133,8 +134,8 @@ def _dcg(gains: Sequence[float]) -> float:
 _UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
 _NUMBER_WORDS = {word: n for n, word in enumerate(f"{_UNITS} seventeen eighteen nineteen".split())}
 _TENS = {word: 10 * n for n, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-_MONTHS = "january february march april may june july august september october november december".split()
-_MONTH_OF = {month[:3]: month for month in _MONTHS} | {"sept": "september"}
+_MONTHS = [max((name for name, n in MONTHS.items() if n == number), key=len) for number in range(1, 13)]  # in full
+_MONTH_OF = {name: _MONTHS[number - 1] for name, number in MONTHS.items()}  # "sept" -> "september"
 _ISO_DATE = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
 _US_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
