@@ -81,10 +81,10 @@ def _grouped(members: list[Member], key: Callable[[Member], str | None]) -> str:
     return "; ".join(f"{what}: {_names(paths)}" for what, paths in groups.items())
 
 
-def _names(paths: list[str]) -> str:
+def _names(paths: list[str], limit: int = LISTED_NAMES) -> str:
     """The first few names, then how many more."""
-    shown = ", ".join(paths[:LISTED_NAMES])
-    return shown + (f" and {len(paths) - LISTED_NAMES} more" if len(paths) > LISTED_NAMES else "")
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
 def skipped_line(report: IngestReport) -> str | None:
@@ -150,9 +150,7 @@ def no_owner_line(report: IngestReport, me: str) -> str | None:
         return None
     chats = [str(chat["chat"]) for chat in report.no_owner]
     people = list(dict.fromkeys(person for chat in report.no_owner for person in chat["people"]))
-    shown = ", ".join(people[:LISTED_PEOPLE]) + (
-        f" and {len(people) - LISTED_PEOPLE} more" if len(people) > LISTED_PEOPLE else ""
-    )
+    shown = _names(people, LISTED_PEOPLE)
     where = f"'{chats[0]}'" if len(chats) == 1 else f"{counted(len(chats), 'chat')} ({_names(chats)})"
     stored = "it is" if len(chats) == 1 else "they are"
     return (
