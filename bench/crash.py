@@ -56,14 +56,6 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
 
 
-
-
-
-
-
-
-
-
 def doctor(store: Path) -> tuple[int, list[str]]:
     """`ripple doctor --json`: exit code and the checks that are not ok."""
     if not (store / "ripple.duckdb").exists():
@@ -196,10 +188,6 @@ NEXT_WRITERS = ("doctor --repair", "forget again", "no-op ingest")
 def forget_command(store: Path, conversation: str) -> list[str]:
     """`ripple forget --conversation C --yes` on a store."""
     return [*RIPPLE, "forget", "--conversation", conversation, "--yes", "--store", str(store)]
-
-
-
-
 
 
 def build_two_conversation_store(args: argparse.Namespace, home: Path) -> tuple[Path, Path, Path]:
