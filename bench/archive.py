@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+from bigfile import sample  # bench/: run as a script, its folder first on sys.path
+
 USER_WORDS, ASSISTANT_WORDS, TURNS = 42, 274, 10  # LongMemEval's averages (issue 28)
 START = 1_700_000_000  # 2023-11-14: the first conversation's time
 TOPICS = (
@@ -135,16 +137,6 @@ def write(path: Path, messages: int, seed: int = 28) -> tuple[int, int, int]:
     return number, written, words
 
 
-def sample(pid: int, store: Path) -> tuple[int, float, float]:
-    """Memories in the saved vector index, resident MB and CPU seconds (user + system) of a running process."""
-    try:
-        count = int(json.loads((store / "vectors.hnsw.meta.json").read_text()).get("count", 0))
-    except (OSError, ValueError):
-        count = 0
-    status = Path(f"/proc/{pid}/status").read_text()
-    rss_kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return count, rss_kb / 1024, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def ingest(path: Path, store: Path, messages: int, words: int, every: float, kill_after: float | None) -> None:
