@@ -62,11 +62,16 @@ def chosen_questions(samples: list[Sample], per_category: int) -> dict[str, list
 Asked = tuple[Question, list[Evidence], datetime | None]  # a question, its evidence, the day it is asked
 
 
+def recall_cache(out: Path, questions: list[Question]) -> Path:
+    """Where the evidence of these very questions is kept: named by their ids, so another sample recalls anew."""
+    wanted = sorted((q.conversation_id, q.index) for q in questions)
+    return out / f"recalled-{hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:12]}.pkl"
+
+
 def recall_all(samples: list[Sample], picked: dict[str, list[Question]], out: Path) -> list[Asked]:
     """Each picked question's evidence at K (the eval's stores under `out` are made or reused), kept in
     `out/recalled-*.pkl` so that a later run answers from the very same evidence without recalling again."""
-    wanted = sorted((q.conversation_id, q.index) for questions in picked.values() for q in questions)
-    kept = out / f"recalled-{hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:12]}.pkl"
+    kept = recall_cache(out, [q for questions in picked.values() for q in questions])
     if kept.exists():
         return pickle.loads(kept.read_bytes())
     asked = []

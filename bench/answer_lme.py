@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from answer_llm import Asked, run_variant, summary  # bench/: run as a script
+from answer_llm import Asked, recall_cache, run_variant, summary  # bench/: run as a script
 
 from ripplecli.api import Memory
 from ripplecli.eval.longmemeval import ABSTENTION_SUFFIX, PREFERENCE, QUESTION_TYPES, load_questions
@@ -41,7 +41,7 @@ def recall_all(path: Path, per_type: int, out: Path) -> list[Asked]:
     samples = load_questions(path, types=list(TYPES))
     chosen = sample_questions(samples, per_type) or set()
     picked = [s for s in samples if (s.questions[0].conversation_id, 0) in chosen]
-    kept = out / f"recalled-{per_type}.pkl"
+    kept = recall_cache(out, [s.questions[0] for s in picked])
     if kept.exists():
         return pickle.loads(kept.read_bytes())
     asked = []
