@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ripplecli.api import ASK_MODES, MODES
 from ripplecli.cli.choices import checked, choice
 from ripplecli.cli.common import (
     JsonOption,
@@ -20,6 +21,7 @@ from ripplecli.cli.common import (
     watched_stderr,
 )
 from ripplecli.cli.models import ModelOption
+from ripplecli.errors import InputError
 
 BRIEF_EVIDENCE = 5  # --no-trace: the answer and this many evidence lines
 
@@ -45,7 +47,7 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question from your chats: the answer, the evidence it rests on, and how recall found it."""
-    checked("ask", "--mode", mode)
+    _user_mode(mode)
     from ripplecli import api
 
     if mode != "lexical":  # the default encoder starts loading beside the imports and the store's opening
@@ -113,3 +115,11 @@ def terminal_stream():
         screen.print(printable(piece), end="", markup=False, highlight=False)
 
     return answer_stream(started, token, lambda: screen.print())
+
+
+def _user_mode(mode: str) -> None:
+    """Refuse a mode ask does not offer; an evaluation-only mode (an ablation) is told where it belongs."""
+    if mode in MODES and mode not in ASK_MODES:
+        raise InputError(f"--mode {mode} is an ablation for `ripple eval locomo --modes`; ripple ask takes "
+                         f"{', '.join(ASK_MODES)}")  # fmt: skip
+    checked("ask", "--mode", mode)

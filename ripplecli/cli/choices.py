@@ -48,13 +48,10 @@ def completer(names: Sequence[str]) -> Callable[[str], list[str]]:
 
 
 def checked(command: str, name: str, value: str) -> str:
-    """An option's value when its choice list has it; else one line: an evaluation-only mode says where it belongs."""
+    """An option's value when its choice list has it; else one line naming the choices."""
     names = CHOICES[(command, name)]
     if value in names:
         return value
-    if name == "--mode" and value in MODES:
-        where = "an ablation for `ripple eval locomo --modes`"
-        raise InputError(f"--mode {value} is {where}; ripple ask takes {', '.join(names)}")
     raise InputError(f"unknown {name} '{value}' (choose from: {', '.join(names)})")
 
 
