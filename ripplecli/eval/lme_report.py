@@ -19,7 +19,17 @@ from ripplecli.eval.metrics import (
     rubric_share,
     rubric_terms,
 )
-from ripplecli.eval.report import answer_costs, answer_scores, evidence_metrics, recall_curve, unresolved_line
+from ripplecli.eval.report import (
+    answer_costs,
+    answer_scores,
+    evidence_metrics,
+    kind_cell,
+    kind_table,
+    recall_curve,
+    table_head,
+    table_row,
+    unresolved_line,
+)
 
 PAPER_KS = (1, 3, 5, 10)  # LongMemEval reports recall_any/recall_all at these K and NDCG at 10
 NDCG_K = 10
@@ -219,8 +229,8 @@ def _ranked_table(metrics: dict[str, Any], level: str) -> list[str]:
     keys = [f"{level}_{name}@{k}" for name in ("any", "all") for k in PAPER_KS] + [f"{level}_ndcg@{NDCG_K}"]
     header = [f"{name}@{k}" for name in ("any", "all") for k in PAPER_KS] + [f"NDCG@{NDCG_K}"]
     lines = [f"## {level.capitalize()}-level retrieval (LongMemEval's recall_any / recall_all / NDCG)", ""]
-    lines += [_row(["mode", *header]), "|---" * (len(header) + 1) + "|"]
-    lines += [_row([mode, *(f"{groups['overall'][key]:.3f}" for key in keys)]) for mode, groups in metrics.items()]
+    lines += table_head(header)
+    lines += [table_row([mode, *(f"{groups['overall'][key]:.3f}" for key in keys)]) for mode, groups in metrics.items()]
     return [*lines, ""]
 
 
@@ -228,7 +238,7 @@ def _evidence_table(metrics: dict[str, Any], ks: list[int], budget: int) -> list
     """Modes x K: ripple's turn-level evidence recall / full evidence, tokens and recall latency."""
     header = [*(f"@{k}" for k in ks), f"@{budget} tokens", "memories@budget", "p50 / p95 ms"]
     lines = ["## Turn-level evidence recall / full evidence (ripple's measure)", ""]
-    lines += [_row(["mode", *header]), "|---" * (len(header) + 1) + "|"]
+    lines += table_head(header)
     for mode, groups in metrics.items():
         overall = groups["overall"]
         cells = [f"{overall[f'recall@{k}']:.3f} / {overall[f'full@{k}']:.3f}" for k in ks]
@@ -237,21 +247,8 @@ def _evidence_table(metrics: dict[str, Any], ks: list[int], budget: int) -> list
             f"{overall['memories@budget']:.1f}",
             f"{overall['latency_p50_ms']:.0f} / {overall['latency_p95_ms']:.0f}",
         ]
-        lines.append(_row([mode, *cells]))
+        lines.append(table_row([mode, *cells]))
     return [*lines, ""]
-
-
-def kind_table(metrics: dict[str, Any], groups: Sequence[str], title: str, keys: Sequence[str]) -> list[str]:
-    """Modes x question kinds, each cell the `keys` of that group joined by ` / ` ("-" where a key is absent)."""
-    lines = [f"## {title}", "", _row(["mode", *groups]), "|---" * (len(groups) + 1) + "|"]
-    for mode, by_group in metrics.items():
-        lines.append(_row([mode, *(kind_cell(by_group[g], keys, " / ") for g in groups)]))
-    return [*lines, ""]
-
-
-def kind_cell(metrics: dict[str, Any], keys: Sequence[str], joint: str) -> str:
-    """The values of `keys` in one cell; "-" for a value the group does not have."""
-    return joint.join(f"{metrics[key]:.3f}" if metrics.get(key) is not None else "-" for key in keys)
 
 
 def _answer_tables(metrics: dict[str, Any], groups: Sequence[str]) -> list[str]:
@@ -269,7 +266,7 @@ def _answer_tables(metrics: dict[str, Any], groups: Sequence[str]) -> list[str]:
     )
     header = ["rubric share / right", "abstention (_abs)", "false abstention", "answer p50 / p95 ms", "first words p50"]
     header.append("tokens in / out")
-    lines += ["## Answer costs and the other scores", "", _row(["mode", *header]), "|---" * (len(header) + 1) + "|"]
+    lines += ["## Answer costs and the other scores", "", *table_head(header)]
     for mode, by_group in metrics.items():
         overall = by_group["overall"]
         if "accuracy" not in overall:
@@ -282,7 +279,7 @@ def _answer_tables(metrics: dict[str, Any], groups: Sequence[str]) -> list[str]:
             "-" if overall.get("first_words_p50_ms") is None else f"{overall['first_words_p50_ms']:.0f}",
             f"{overall['prompt_tokens']:.0f} / {overall['generated_tokens']:.0f}",
         ]
-        lines.append(_row([mode, *cells]))
+        lines.append(table_row([mode, *cells]))
     return [*lines, ""]
 
 
@@ -298,6 +295,3 @@ def _counts_lines(counts: dict[str, Any]) -> list[str]:
     ]
 
 
-def _row(cells: Sequence[str]) -> str:
-    """One markdown table row."""
-    return "| " + " | ".join(cells) + " |"

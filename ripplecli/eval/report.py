@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -196,10 +196,9 @@ def markdown(report: dict[str, Any]) -> str:
         "",
     ]
     for k in config["ks"]:
-        lines += _category_table(metrics, f"Recall / full-evidence @ K = {k}", f"recall@{k}", f"full@{k}")
-    lines += _category_table(
-        metrics, f"Recall / full-evidence @ {config['budget_tokens']} tokens", "recall@budget", "full@budget"
-    )
+        lines += kind_table(metrics, GROUPS, f"Recall / full-evidence @ K = {k}", (f"recall@{k}", f"full@{k}"))
+    budget = f"Recall / full-evidence @ {config['budget_tokens']} tokens"
+    lines += kind_table(metrics, GROUPS, budget, ("recall@budget", "full@budget"))
     lines += _cost_table(metrics, config["ks"])
     lines += _answer_table(metrics)
     lines += _counts_lines(report["counts"])
@@ -212,20 +211,34 @@ def _timing_line(report: dict[str, Any]) -> str:
     return f"Ingest {timing.get('ingest_seconds', 0):.1f} s, asking {timing.get('ask_seconds', 0):.1f} s."
 
 
-def _category_table(metrics: dict[str, Any], title: str, recall_key: str, full_key: str) -> list[str]:
-    """Modes x categories, each cell `recall / full`."""
-    lines = [f"## {title}", "", "| mode | " + " | ".join(GROUPS) + " |", "|---" * (len(GROUPS) + 1) + "|"]
-    for mode, groups in metrics.items():
-        cells = [f"{groups[g][recall_key]:.3f} / {groups[g][full_key]:.3f}" for g in GROUPS]
-        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+def kind_table(metrics: dict[str, Any], groups: Sequence[str], title: str, keys: Sequence[str]) -> list[str]:
+    """Modes x question kinds, each cell the `keys` of that group joined by ` / ` ("-" where a key is absent)."""
+    lines = [f"## {title}", "", *table_head(groups)]
+    for mode, by_group in metrics.items():
+        lines.append(table_row([mode, *(kind_cell(by_group[g], keys, " / ") for g in groups)]))
     return [*lines, ""]
+
+
+def kind_cell(metrics: dict[str, Any], keys: Sequence[str], joint: str) -> str:
+    """The values of `keys` in one cell; "-" for a value the group does not have."""
+    return joint.join(f"{metrics[key]:.3f}" if metrics.get(key) is not None else "-" for key in keys)
+
+
+def table_head(columns: Sequence[str]) -> list[str]:
+    """A markdown table's header row (after the mode column) and its rule."""
+    return [table_row(["mode", *columns]), "|---" * (len(columns) + 1) + "|"]
+
+
+def table_row(cells: Sequence[str]) -> str:
+    """One markdown table row."""
+    return "| " + " | ".join(cells) + " |"
 
 
 def _cost_table(metrics: dict[str, Any], ks: list[int]) -> list[str]:
     """Evidence tokens, latency and answer scores per mode."""
     header = [*(f"tokens@{k}" for k in ks), "memories@budget", "p50 ms", "p95 ms", "F1", "BLEU-1", "contains"]
     header.append("abstain (cat 5)")
-    lines = ["## Cost and answers", "", "| mode | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
+    lines = ["## Cost and answers", "", *table_head(header)]
     for mode, groups in metrics.items():
         overall, abstention = groups["overall"], groups.get("abstention")
         cells = [f"{overall[f'tokens@{k}']:.0f}" for k in ks] + [
@@ -249,8 +262,7 @@ def _answer_table(metrics: dict[str, Any]) -> list[str]:
     lines = [
         "## Answers (token F1 / BLEU-1 / containment accuracy of the answer span)",
         "",
-        "| mode | " + " | ".join(header) + " |",
-        "|---" * (len(header) + 1) + "|",
+        *table_head(header),
     ]
     for mode, groups in metrics.items():
         overall, abstention = groups["overall"], groups.get("abstention")
