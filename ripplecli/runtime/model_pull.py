@@ -17,11 +17,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from ripplecli.errors import DownloadError
+from ripplecli.files import private_file
 from ripplecli.runtime.gguf_info import gib
 from ripplecli.version import __version__
 
@@ -43,10 +44,6 @@ class Download:
     sha256: str
     fetched: int
     resumed_from: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return asdict(self)
 
 
 def hub_url() -> str:
@@ -159,8 +156,7 @@ def _hash_of(part: Path, start: int) -> Any:
 
 def _stream(response: BinaryIO, part: Path, start: int, size: int, digest: Any, progress: Progress | None) -> int:
     """Append the body to the part (from scratch when `start` is 0), hashing as it goes; bytes written."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if start else os.O_TRUNC)
-    handle = os.fdopen(os.open(part, flags, 0o600), "wb")
+    handle = private_file(part, "ab" if start else "wb")
     fetched = 0
     with handle:
         os.fchmod(handle.fileno(), 0o600)  # whatever the umask, and a part left by another ripple
