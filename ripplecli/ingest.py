@@ -16,7 +16,17 @@ from ripplecli.cues import canonical_name
 from ripplecli.early_encoding import EarlyEncoder, EncodingAhead
 from ripplecli.errors import InputError
 from ripplecli.graph.build import GraphBuilder, MemoryCues
-from ripplecli.model import Conversation, IngestReport, MemoryDraft, NewMemory, PendingTurn, Session, Turn, Window
+from ripplecli.model import (
+    Conversation,
+    IngestReport,
+    MemoryDraft,
+    NewMemory,
+    PendingTurn,
+    Session,
+    Turn,
+    Window,
+    said_time,
+)
 from ripplecli.owner import ASSISTANT, OWNER, claim_owner, default_owner_name, owner_speaker, with_owner
 from ripplecli.store import queries
 from ripplecli.store.db import Store
@@ -85,7 +95,7 @@ def message_keys(conv: Conversation) -> dict[str, int]:
     session's; none for notes, dated by their file), its text and its repeat number in the chat."""
     repeats = Repeats()
     return {
-        turn.turn_id: repeats.key(None if conv.keyed_by_text else turn.said_at or session.timestamp, turn.text)
+        turn.turn_id: repeats.key(None if conv.keyed_by_text else said_time(turn, session)[0], turn.text)
         for session in conv.sessions
         for turn in session.turns
     }

@@ -52,11 +52,17 @@ def offset_of(seconds: int | None) -> timedelta | None:
     return None if seconds is None else timedelta(seconds=seconds)
 
 
+def said_time(turn: Turn, session: Session) -> tuple[datetime | None, timedelta | None]:
+    """When a turn was said and the UTC offset there: the message's own time, else its session's (all that older
+    formats record)."""
+    if turn.said_at is not None:
+        return turn.said_at, turn.offset
+    return session.timestamp, session.offset
+
+
 def said_wall_clock(turn: Turn, session: Session) -> datetime | None:
     """When a turn was said, on the clock where it was said: its own time, else its session's."""
-    if turn.said_at is not None:
-        return wall_clock(turn.said_at, turn.offset)
-    return wall_clock(session.timestamp, session.offset)
+    return wall_clock(*said_time(turn, session))
 
 
 @dataclass
@@ -148,12 +154,12 @@ class PendingTurn:
     @property
     def said_at(self) -> datetime | None:
         """When it was said: the message's own time, else its session's (all that older formats record)."""
-        return self.turn.said_at or self.session.timestamp
+        return said_time(self.turn, self.session)[0]
 
     @property
     def said_offset(self) -> int | None:
         """The UTC offset, in seconds, of where it was said (of `said_at`), when the export gave a zone."""
-        offset = self.turn.offset if self.turn.said_at is not None else self.session.offset
+        offset = said_time(self.turn, self.session)[1]
         return None if offset is None else int(offset.total_seconds())
 
 
