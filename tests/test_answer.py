@@ -213,7 +213,8 @@ def test_the_demo_questions_through_the_real_parts(tmp_path) -> None:
 @pytest.mark.slow
 def test_the_demo_questions_with_a_model_set_keep_what_the_rules_measured_better(tmp_path, fake_llm, monkeypatch):
     """The sample chats through the real parts, a model configured (scripted, wrong): auto keeps the rules' weighed
-    no on Harbor Grill; with the 0.5B's file (measured weaker) the rules' amount; any other question goes to it."""
+    no on Harbor Grill; any other question goes to it, with the 0.5B's file as with the 1.5B's (keeping the rules'
+    sure answers for the 0.5B won on LoCoMo and lost on LongMemEval)."""
     from pathlib import Path
 
     from ripplecli.api import Memory
@@ -231,8 +232,7 @@ def test_the_demo_questions_with_a_model_set_keep_what_the_rules_measured_better
         assert repair is not None and repair.method == "llm" and len(llm.requests) == 1
         memory.model = tmp_path / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
         repair = memory.recall("How much is the car repair?", answer="auto").answer
-    assert repair is not None and repair.method == "typed" and repair.span == "Four hundred"
-    assert len(llm.requests) == 1
+    assert repair is not None and repair.method == "llm" and len(llm.requests) == 2
 
 
 def test_a_clause_that_echoes_the_question_brings_the_next_one() -> None:
