@@ -411,3 +411,13 @@ def test_default_models_folder_is_not_inside_the_default_store(monkeypatch: pyte
     monkeypatch.delenv("RIPPLE_MODELS", raising=False)
     monkeypatch.setattr(platformdirs, "user_data_dir", lambda name: str(tmp_path / "share" / name))
     assert not models_home().is_relative_to(data_home())
+
+
+def test_json_given_before_the_subcommand_is_honoured(hub, tmp_path):
+    """`ripple models --json list` (and pull/use) writes JSON as `ripple models list --json` does."""
+    listed = run("models", "--json", "list")
+    assert listed.exit_code == 0 and "catalogue" in json.loads(listed.stdout)
+    pulled_now = run("models", "--json", "pull", "tiny")
+    assert pulled_now.exit_code == 0 and json.loads(pulled_now.stdout)["name"] == "tiny"
+    chosen = run("models", "--json", "use", "tiny")
+    assert chosen.exit_code == 0 and json.loads(chosen.stdout)["path"] == str(pulled(tmp_path))

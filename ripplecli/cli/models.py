@@ -135,11 +135,16 @@ def models(ctx: typer.Context, model: ModelOption = None, as_json: JsonOption = 
         show_models(model, as_json)
 
 
+def _group(ctx: typer.Context, name: str) -> Any:
+    """An option given to `ripple models` before the subcommand (`ripple models --json list`), else None."""
+    return ctx.parent.params.get(name) if ctx.parent else None
+
+
 @models_app.command("list")
 @user_errors
-def list_models(model: ModelOption = None, as_json: JsonOption = False) -> None:
+def list_models(ctx: typer.Context, model: ModelOption = None, as_json: JsonOption = False) -> None:
     """The recommended models, the configured one, and the GGUF files found (read from headers, not loaded)."""
-    show_models(model, as_json)
+    show_models(model or _group(ctx, "model"), as_json or bool(_group(ctx, "as_json")))
 
 
 @contextlib.contextmanager
@@ -159,6 +164,7 @@ def _download_bar(shown: bool) -> Iterator[Callable[[int, int], None] | None]:
 @models_app.command("pull")
 @user_errors
 def pull(
+    ctx: typer.Context,
     name: Annotated[
         str | None,
         typer.Argument(help="A name from `ripple models` (default: the recommended one).", show_default=False),
@@ -176,6 +182,7 @@ def pull(
     """
     from ripplecli.api import pull_model
 
+    as_json = as_json or bool(_group(ctx, "as_json"))
     try:
         with _download_bar(not as_json and watched_stderr()) as progress:
             pulled = pull_model(name, progress)
@@ -205,6 +212,7 @@ def _print_set(path: str, config: str, previous: str | None = None) -> None:
 @models_app.command("use")
 @user_errors
 def use(
+    ctx: typer.Context,
     target: Annotated[
         str,
         typer.Argument(
@@ -218,7 +226,7 @@ def use(
     from ripplecli.api import use_model
 
     chosen = use_model(target)
-    if as_json:
+    if as_json or _group(ctx, "as_json"):
         print_json(chosen.to_dict())
         return
     _print_set(chosen.path, chosen.config)
