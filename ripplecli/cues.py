@@ -36,7 +36,17 @@ TOKENIZER_VERSION = 2  # bump when tokens change: saved BM25 indexes of another 
 # Words that name a time relative to when they are said. "Yesterday" in a memory said in June is a day in June, not
 # the day before a question asked in March: in a question they are its time range (recall.query), never a word to
 # match against memories (the lexical and dense views, the typed answer's cues).
-RELATIVE_TIMES = ("yesterday", "today", "last week", "this week", "last month", "this month", "last year", "this year")
+# Each with the calendar unit it names and how many of them back from the day it is said.
+RELATIVE_TIMES: dict[str, tuple[str, int]] = {
+    "yesterday": ("day", -1),
+    "today": ("day", 0),
+    "last week": ("week", -1),
+    "this week": ("week", 0),
+    "last month": ("month", -1),
+    "this month": ("month", 0),
+    "last year": ("year", -1),
+    "this year": ("year", 0),
+}
 _RELATIVE_TIME = re.compile(r"\b(?:" + "|".join(RELATIVE_TIMES).replace(" ", r"\s+") + r")\b", re.I)
 
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from ripplecli.cues import (
+    RELATIVE_TIMES,
     STOPWORDS,
     canonical_name,
     content_tokens,
@@ -59,16 +60,6 @@ LIST_KIND = re.compile(
     r"|\bnames\s+of\s+(?:[\w']+\s+)?(\w+)|\bwhat\s+are\s+some\s+(\w+)",
     re.I,
 )
-_RELATIVE = {
-    "yesterday": ("day", -1),
-    "today": ("day", 0),
-    "last week": ("week", -1),
-    "this week": ("week", 0),
-    "last month": ("month", -1),
-    "this month": ("month", 0),
-    "last year": ("year", -1),
-    "this year": ("year", 0),
-}
 
 
 @dataclass
@@ -177,7 +168,7 @@ def _time_range(question: str, as_of: datetime) -> tuple[datetime, datetime] | N
     match = _MONTH_YEAR.search(question)
     if match:
         return _interval("month", datetime(int(match.group(2)), MONTHS[match.group(1).lower()], 1))
-    for phrase, (unit, steps) in _RELATIVE.items():
+    for phrase, (unit, steps) in RELATIVE_TIMES.items():
         if re.search(rf"\b{phrase}\b", lowered):
             return _interval(unit, _shift(unit, as_of, steps))
     year = _YEAR.search(question)
