@@ -30,6 +30,7 @@ from ripplecli.model import (
     said_time,
 )
 from ripplecli.owner import ASSISTANT, OWNER, claim_owner, default_owner_name, owner_speaker, with_owner
+from ripplecli.runtime import heap
 from ripplecli.store import passages, queries
 from ripplecli.store.db import Store
 from ripplecli.store.identity import Repeats
@@ -282,6 +283,7 @@ class Ingestor:
             if number + 1 < len(batches):  # queued behind this batch's encoding: the encoder never waits
                 ahead[number + 1] = self._encode_ahead(early, *batches[number + 1])
             self._ingest_batch(conv, batch, report, early, ahead.pop(number))
+            heap.give_back()  # the batch's parses are freed: the next batch's peak starts low
             state.done += len(batch)
             self._save_vectors(state)
             self.progress(state.done, state.total)

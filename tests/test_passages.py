@@ -126,3 +126,11 @@ def test_a_store_from_before_passages_migrates_and_doctor_repair_encodes_them(lo
     with Memory(long_store) as memory:
         after = memory.recall("Who is my saxophone teacher Marguerite in Lisbon?", k=3, mode="dense")
     assert after.evidence[0].passage == after.evidence[0].passages == 4
+
+
+def test_the_heap_is_given_back_on_glibc():
+    import platform
+
+    from ripplecli.runtime.heap import give_back
+
+    assert give_back() == (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc")
