@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
+import numpy as np
+
 from ripplecli.config import Settings
 from ripplecli.cues import canonical_name
 from ripplecli.early_encoding import EarlyEncoder, EncodingAhead
@@ -28,9 +30,11 @@ from ripplecli.model import (
     said_time,
 )
 from ripplecli.owner import ASSISTANT, OWNER, claim_owner, default_owner_name, owner_speaker, with_owner
-from ripplecli.store import queries
+from ripplecli.runtime import heap
+from ripplecli.store import passages, queries
 from ripplecli.store.db import Store
 from ripplecli.store.identity import Repeats
+from ripplecli.store.passages import Passage
 
 Progress = Callable[[int, int], None]
 
@@ -55,6 +59,7 @@ class _FileState:
     claimed: set[int] = field(default_factory=set)  # messages with their own time an earlier chat of this file stores
     saved: float = field(default_factory=time.perf_counter)  # when the vector index was last saved
     unsaved: bool = False  # whether a batch was written since
+
 
 # A conversation's new turns are written in batches of at most this many, each in its own transaction: a batch's
 # graph candidates (nearest vectors, cue holders) are searched among the batch too, so a 10,000-message export in
@@ -278,6 +283,7 @@ class Ingestor:
             if number + 1 < len(batches):  # queued behind this batch's encoding: the encoder never waits
                 ahead[number + 1] = self._encode_ahead(early, *batches[number + 1])
             self._ingest_batch(conv, batch, report, early, ahead.pop(number))
+            heap.give_back()  # the batch's parses are freed: the next batch's peak starts low
             state.done += len(batch)
             self._save_vectors(state)
             self.progress(state.done, state.total)
@@ -397,6 +403,7 @@ class Ingestor:
         cues = [self._memory_cues(conv, mid, d, positions) for mid, d in zip(ids, drafts, strict=True)]
         index = self.store.vector_index()
         index.add(ids, vectors)
+        long, passage_vectors = self._passages(ids, drafts)
         own = {conv.conversation_id: {canonical_name(s) for s in speakers}}
         try:
             graph = self.graph.build(cues, vectors, index, own)
@@ -404,6 +411,7 @@ class Ingestor:
             with self.store.transaction():
                 self._record_conversation(conv, speakers)
                 self._write(conv, pending, ids, drafts, vectors, cues, graph.edges, report.run_id)
+                self.store.add_passages(long, passage_vectors)
                 self._write_failures(failures, report)
         except BaseException:
             self.store.drop_vector_index()
@@ -416,6 +424,16 @@ class Ingestor:
         report.memories += len(drafts)
         for channel, count in graph.counts().items():
             report.edges[channel] = report.edges.get(channel, 0) + count
+
+    def _passages(self, ids: list[int], drafts: list[MemoryDraft]) -> tuple[list[tuple[int, Passage]], np.ndarray]:
+        """The later passages of the batch's long memories, encoded and added to the passage index (store/passages):
+        the encoder reads a memory's first ~190 words only."""
+        long = passages.cut_all((mid, d.restatement) for mid, d in zip(ids, drafts, strict=True))
+        if not long:
+            return [], np.zeros((0, self.store.encoder_dim), dtype=np.float32)
+        vectors = np.asarray(self.encoder.encode([p.text for _, p in long]), dtype=np.float32)
+        self.store.passage_index().add([passages.label(mid, p.ordinal) for mid, p in long], vectors)
+        return long, vectors
 
     def _take_failures(self) -> list[dict]:
         """Windows an extractor could not handle itself (an LLM falling back to the rules), to record."""

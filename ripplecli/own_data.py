@@ -165,7 +165,7 @@ class StoreUpkeep:
         repaired: list[str] = []
         if repair:
             self._writable()
-            repaired = fix(self.store)
+            repaired = fix(self.store, lambda: self.encoder)
             self._recaller = None
         return {**summary(diagnose(self.store)), "repaired": repaired, "store": str(self.path)}
 

@@ -77,6 +77,22 @@ def claim_owner(conversation: Conversation, me: str | None) -> Conversation | No
     return replace(conversation, sessions=sessions)
 
 
+# "…the list you provided", "you mentioned…", "our previous conversation": the asker wants what the other party (an
+# assistant) said, so their own turns are not the question's focus.
+_SAID_BY_YOU = re.compile(
+    r"\byou(?:'ve| have| had)?\s+(?:\w+\s+)?(?:told|said|mentioned|provided|gave|given|recommended|suggested|"
+    r"created|wrote|written|listed|shared|explained|described|made|came up|helped|showed|shown|offered)\b"
+    r"|\bdid you\s+(?:\w+\s+)?(?:tell|say|mention|recommend|suggest|give|provide|list|share|explain|show|write)\b"
+    r"|\bour (?:previous|earlier|last|past) (?:conversation|chat|discussion|talk)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_what_you_said(question: str) -> bool:
+    """Whether the question asks what its addressee said earlier, not what its asker did."""
+    return _SAID_BY_YOU.search(question) is not None
+
+
 def first_person_at(question: str) -> int | None:
     """Where the question first speaks of its asker ("What did I ask…"), or None when it never does."""
     match = _FIRST_PERSON.search(question)

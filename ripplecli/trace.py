@@ -355,7 +355,10 @@ class Evidence:
     source_turns: list[str]
     sources: list[SourceRef] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
-    tokens: int = 0
+    tokens: int = 0  # of the passage the question matched, when the memory is long (`passage`)
+    passage: int | None = None  # a long memory: which of its `passages` (word windows, from 1) the question matched
+    passages: int = 1
+    passage_text: str | None = None  # that passage: its speaker's name, then its words
     persons: list[str] = field(default_factory=list)  # as the store keeps them: case-folded
     locations: list[str] = field(default_factory=list)
     context: ReplyContext | None = None  # set when the memory is a short reply to another speaker's turn

@@ -32,7 +32,7 @@ def sql(store: Path, statement: str) -> None:
 
 def test_a_healthy_store_is_all_ok(store):
     code, statuses = doctor(store)
-    assert code == 0 and set(statuses.values()) == {"ok"} and len(statuses) == 15
+    assert code == 0 and set(statuses.values()) == {"ok"} and len(statuses) == 16
     table = run("doctor", "--store", str(store))
     assert table.exit_code == 0 and "orphan edges" in table.stdout and "lexical index" in table.stdout
 

@@ -154,6 +154,7 @@ def test_a_store_from_before_message_keys_migrates_and_knows_its_messages(
     if schema_version == 3:  # nor the offsets of where turns were said
         con.execute("ALTER TABLE sources DROP COLUMN said_offset")
         con.execute("ALTER TABLE memories DROP COLUMN said_offset")
+    con.execute("DROP TABLE passages")  # nor schema 6's passages
     con.execute("DELETE FROM schema_migrations WHERE version > ?", [schema_version])
     con.execute("CREATE INDEX sources_hash ON sources (content_hash)")
     con.execute("CREATE INDEX sources_turn ON sources (conversation_id, turn_id)")

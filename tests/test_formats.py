@@ -95,6 +95,8 @@ def test_longmemeval_entry_becomes_one_conversation() -> None:
     assert conversation.sessions[0].timestamp == datetime(2023, 5, 20, 2, 21)
     assert conversation.speakers == ["User", "Assistant"]
     assert [t.turn_id for t in conversation.sessions[1].turns] == ["D2:1", "D2:3"]  # empty D2:2 skipped
+    roles = {t.speaker: t.role for s in conversation.sessions for t in s.turns}
+    assert roles == {"User": "owner", "Assistant": "assistant"}  # "What did I say…" asks for the user's turns
 
 
 def test_chatgpt_keeps_visible_user_and_assistant_text() -> None:

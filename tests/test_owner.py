@@ -92,6 +92,16 @@ def test_a_named_speaker_before_me_keeps_the_focus(owner_store):
     assert told.evidence[0].source_turns == ["m2"]
 
 
+def test_what_you_told_me_is_not_focused_on_the_owners_turns(owner_store):
+    """ "…you told me", "our previous conversation": the asker wants the assistant's words, so their own turns are
+    not put first; a request ("can you suggest…") still is about the asker."""
+    with Memory(owner_store, read_only=True) as memory:
+        told = memory.recall("What did you tell me about the sugar trade?", k=4)
+        asked = memory.recall("Can you suggest more reading for my sugar trade question?", k=4)
+    assert told.trace.focus is None and told.evidence[0].source_turns == ["m2"]
+    assert asked.trace.focus is not None and asked.trace.focus.speaker == "alex"
+
+
 def test_said_and_refers_to_in_show_json_and_list(owner_store):
     with Memory(owner_store, read_only=True) as memory:
         ids = {m["memory_id"]: m for m in memory.list_memories()}
@@ -248,6 +258,7 @@ def _make_old(store: Path) -> None:
         ("sources", "message_key"),  # schema 5
     ]:
         con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    con.execute("DROP TABLE passages")  # schema 6
     con.execute("DELETE FROM schema_migrations WHERE version >= 3")
     con.execute("CREATE INDEX sources_hash ON sources (content_hash)")
     con.execute("CREATE INDEX sources_turn ON sources (conversation_id, turn_id)")

@@ -230,6 +230,7 @@ def _make_schema_3(store: Path) -> None:
     con.execute("ALTER TABLE sources DROP COLUMN message_key")
     con.execute("CREATE INDEX sources_hash ON sources (content_hash)")
     con.execute("CREATE INDEX sources_turn ON sources (conversation_id, turn_id)")
+    con.execute("DROP TABLE passages")  # nor schema 6's passages
     con.execute("DELETE FROM schema_migrations WHERE version >= 4")
     con.close()
     stamp = store / RECALL_DIR / RECALL_STAMP  # recall arrays as that ripple saved them (format 1: no said_local)
@@ -239,7 +240,7 @@ def _make_schema_3(store: Path) -> None:
 def test_a_schema_3_store_migrates_and_reads_its_times_as_before(alex_store: Path) -> None:
     _make_schema_3(alex_store)
     with Memory(alex_store, read_only=True) as memory:  # migrated by a short writable open
-        assert memory.store.schema_version() == schema.LATEST_VERSION == 5
+        assert memory.store.schema_version() == schema.LATEST_VERSION == 6
         offsets = memory.store.con.execute("SELECT DISTINCT said_offset FROM memories").fetchall()
         unkeyed = memory.store.con.execute("SELECT count(*) FROM sources WHERE message_key IS NULL").fetchone()
         result = memory.recall("What did Alex do on 11 March 2026?", k=3)

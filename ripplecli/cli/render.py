@@ -131,10 +131,20 @@ def _evidence(tree: Tree, evidence: list[Evidence]) -> None:
         mark = " [yellow]weak[/]" if is_weak(e) else ""
         turns = title + escaped(", ".join(e.source_turns))
         when = escaped(when_text(said_of(e), e.refers_to))
-        details = " · ".join(part for part in (escaped(_tags(e)), turns, when) if part)
-        line = node.add(f"{e.rank:>2}. m{e.memory_id}{mark}  [dim]{details}[/]  {clip(e.restatement, 80)}")
+        details = " · ".join(part for part in (escaped(_tags(e)), turns, passage_of(e), when) if part)
+        line = node.add(f"{e.rank:>2}. m{e.memory_id}{mark}  [dim]{details}[/]  {clip(shown_text(e), 80)}")
         if e.context is not None:
             line.add(f"[dim]replying to {escaped(e.context.speaker)}:[/] {clip(e.context.text, 80)}")
+
+
+def passage_of(e: Evidence) -> str:
+    """ "¶2 of 5": which word window of a long memory the question matched (store/passages.py); "" for others."""
+    return f"¶{e.passage} of {e.passages}" if e.passage is not None else ""
+
+
+def shown_text(e: Evidence) -> str:
+    """The matched passage of a long memory, else its whole text."""
+    return e.passage_text or e.restatement
 
 
 def said_of(e: Evidence) -> str | None:
@@ -154,10 +164,11 @@ def when_text(said_at: str | None, refers_to: dict[str, str] | None) -> str:
 def evidence_line(e: Evidence) -> str:
     """One evidence line for `--no-trace`: rank, id, first turn and when it was said, the restatement on one line."""
     first = e.sources[0] if e.sources else None
-    where = " · ".join(part for part in (first.turn_id if first else "", when_text(said_of(e), e.refers_to)) if part)
+    parts = (first.turn_id if first else "", passage_of(e), when_text(said_of(e), e.refers_to))
+    where = " · ".join(part for part in parts if part)
     reply = f" [dim](to {escaped(e.context.speaker)}: {clip(e.context.text, 40)})[/]" if e.context else ""
     mark = " [yellow]weak[/]" if is_weak(e) else ""
-    return f"{e.rank:>2}. m{e.memory_id}{mark} [dim]{escaped(where)}[/]  {clip(e.restatement, 80)}{reply}"
+    return f"{e.rank:>2}. m{e.memory_id}{mark} [dim]{escaped(where)}[/]  {clip(shown_text(e), 80)}{reply}"
 
 
 def _days(times: list[str]) -> str:

@@ -7,8 +7,12 @@ from datetime import datetime
 
 from ripplecli.formats.fields import ChatFormat, Node, Unique, keyed, located, quote, records
 from ripplecli.model import Conversation, Session, Turn
+from ripplecli.owner import ASSISTANT, OWNER
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
+# The user is the store's owner ("What did I say…" asks for their turns), the assistant an AI (its "we" is not the
+# user's): as the ChatGPT and Claude readers mark them.
+ROLES = {"user": OWNER, "assistant": ASSISTANT}
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*")
 
 
@@ -56,7 +60,7 @@ def _turns(session: Node, number: int) -> list[Turn]:
             raise role.fail(f'must be "user" or "assistant", got {quote(role.string())}')
         text = node.at("content").string()
         if text:
-            turns.append(Turn(turn_id(number, position), speaker, text))
+            turns.append(Turn(turn_id(number, position), speaker, text, role=ROLES[role.string().lower()]))
     return turns
 
 

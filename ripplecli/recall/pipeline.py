@@ -48,6 +48,7 @@ from ripplecli.recall.sessions import Sessions, cue_weights, local_ranking, sess
 from ripplecli.recall.to_trace import by_channel, cues_of, seeds_of
 from ripplecli.recall.views import Ranked, ViewHits, cue_view, dense_view, lexical_view
 from ripplecli.runtime.base import Encoder
+from ripplecli.store import passages
 from ripplecli.store.db import Store
 from ripplecli.store.lookups import SqlReads
 from ripplecli.trace import (
@@ -186,7 +187,7 @@ class Recaller:
             ranked, trace.day = _relative_time(ctx, ranked)
         if mode.host != "none":
             ranked, trace.support = _host_links(ctx, mode, ranked, growth)
-        evidence = self._evidence(ranked[: params.k], growth.support, views)
+        evidence = self._evidence(ranked[: params.k], growth.support, views, vector)
         trace.evidence = [e.memory_id for e in evidence]
         return RecallResult(question, params.mode, params.k, evidence, trace, None, time.perf_counter() - started)
 
@@ -236,10 +237,16 @@ class Recaller:
             base = rerank(base, growth.centrality)
         return merge_support(base, growth.support) if growth.support else base
 
-    def _evidence(self, ids: list[int], growth: list[Support], views: list[ViewHits]) -> list[Evidence]:
-        """Evidence objects with restatement, sources and every way each memory was found."""
+    def _evidence(
+        self, ids: list[int], growth: list[Support], views: list[ViewHits], vector: np.ndarray | None
+    ) -> list[Evidence]:
+        """Evidence objects with restatement, sources, every way each memory was found, and a long memory's passage
+        nearest the question (what its tokens count)."""
         index = self.index()
         texts = index.texts
+        chosen = passages.best_passages(
+            {mid: texts.get(mid, "") for mid in ids}, self.store.vector_index(), self.store.passage_index, vector
+        )
         reads = index.reads or SqlReads(self.store)  # a loaded index reads the turns by SQL
         refs = memories.sources(reads, ids)
         contexts = memories.reply_contexts(reads, ids, list(index.location_holders))
@@ -260,7 +267,10 @@ class Recaller:
                 source_turns=[r.turn_id for r in refs.get(mid, [])],
                 sources=refs.get(mid, []),
                 provenance=found_by.get(mid, []),
-                tokens=memories.count_tokens(texts.get(mid, "")),
+                tokens=memories.count_tokens(chosen[mid][0].text if mid in chosen else texts.get(mid, "")),
+                passage=chosen[mid][0].ordinal + 1 if mid in chosen else None,
+                passages=chosen[mid][1] if mid in chosen else 1,
+                passage_text=chosen[mid][0].text if mid in chosen else None,
                 persons=sorted(index.persons_of.get(mid, ())),
                 locations=sorted(index.locations_of.get(mid, ())),
                 context=contexts.get(mid),

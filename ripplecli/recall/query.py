@@ -18,7 +18,7 @@ from ripplecli.cues import (
     tokenize,
     without_relative_times,
 )
-from ripplecli.owner import first_person_at
+from ripplecli.owner import asks_what_you_said, first_person_at
 from ripplecli.recall.index import RecallIndex
 
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
@@ -214,6 +214,8 @@ def with_owner(cues: QueryCues, question: str, index: RecallIndex) -> QueryCues:
     owner = canonical_name(index.owner)
     cues.owner = index.owner
     cues.text = as_owner(cues.text, index.owner)
+    if asks_what_you_said(question):  # the addressee's words are asked for: the asker is no focus
+        return cues
     cues.persons = sorted({*cues.persons, owner})
     lowered = question.casefold()
     named = {p: lowered.find(p) for p in cues.persons if p in index.speakers and p != owner}

@@ -10,6 +10,7 @@ import numpy as np
 
 from ripplecli.recall.index import RecallIndex
 from ripplecli.recall.query import QueryCues
+from ripplecli.store import passages
 from ripplecli.store.db import Store
 
 Ranked = list[tuple[int, float]]
@@ -28,8 +29,15 @@ class ViewHits:
 
 
 def dense_view(store: Store, query_vector: np.ndarray, depth: int) -> ViewHits:
-    """Nearest restatements by cosine similarity."""
-    return ViewHits("dense", store.vector_index().search(query_vector, depth))
+    """Nearest restatements by cosine similarity, a long memory scored by its best passage (store/passages.py)."""
+    hits = store.vector_index().search(query_vector, depth)
+    if not store.count("passages"):
+        return ViewHits("dense", hits)
+    best = dict(hits)
+    for passage_label, score in store.passage_index().search(query_vector, depth):
+        mid, _ = passages.of_label(passage_label)
+        best[mid] = max(score, best.get(mid, -1.0))
+    return ViewHits("dense", sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))[:depth])
 
 
 def lexical_view(store: Store, question: str, depth: int) -> ViewHits:

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 from ripplecli.errors import StoreBusyError, StoreError, known_failure
 from ripplecli.protocols import LexicalIndex, VectorIndex
 from ripplecli.store import schema
-from ripplecli.store.layout import DB_FILE, LEXICAL_DIR, RECALL_DIR, VECTOR_FILE, is_leftover, is_own
+from ripplecli.store.layout import (
+    DB_FILE,
+    LEXICAL_DIR,
+    PASSAGE_FILE,
+    RECALL_DIR,
+    VECTOR_FILE,
+    is_leftover,
+    is_own,
+)
 from ripplecli.store.placement import check_new_store, check_writable, folder_error, no_store_here
 from ripplecli.store.seals import DamagedFile, warn_damaged
 from ripplecli.store.writes import StoreWrites
@@ -25,6 +33,7 @@ if TYPE_CHECKING:
 
     from ripplecli.store.recall_arrays import RecallArrays
     from ripplecli.store.snapshot import Snapshot
+    from ripplecli.store.vectors import HnswIndex
 
 DEFAULT_DIM = 384  # all-MiniLM-L6-v2, the default encoder
 log = logging.getLogger("ripplecli")
@@ -143,6 +152,7 @@ class Store(StoreWrites):
         self.snapshot = snapshot  # what the last writer left for asks that need no SQL (store/snapshot.py)
         self.read_only = read_only
         self._vectors: VectorIndex | None = None
+        self._passages: HnswIndex | None = None
         self._lexical: LexicalIndex | None = None
         self._meta: dict[str, str] | None = None  # a read-only store's meta, read once (no one writes it meanwhile)
         self.healed: list[str] = []  # what opening for writing finished for an interrupted command
@@ -279,6 +289,9 @@ class Store(StoreWrites):
             index = self.vector_index(whole=True)  # loaded, or rebuilt from the table and saved
             if not index.sealed:  # current, but saved by an older ripple: saved again, with its seal
                 index.save(self.version("vectors"))
+        if not self._passages_current():
+            self._passages = None
+            self.passage_index()  # rebuilt from the table and saved
         from ripplecli.store.vectors import ensure_links
 
         damage = ensure_links(self.path / VECTOR_FILE)  # an older ripple's store gets the readers' sidecar once
@@ -312,6 +325,18 @@ class Store(StoreWrites):
         if saved is None:
             return count == 0
         return saved["sealed"] and self._vectors_saved(saved, count)
+
+    def _passages_current(self) -> bool:
+        """Whether the saved passage index is intact and holds what the passages table holds (none needs none)."""
+        from ripplecli.store.vectors import saved_meta
+
+        try:
+            saved = saved_meta(self.path / PASSAGE_FILE, self.encoder_dim)
+        except DamagedFile as damage:
+            warn_damaged(damage, writable=True)
+            return False
+        count = self.count("passages")
+        return count == 0 if saved is None else self._vectors_saved(saved, count)
 
     def _damaged(self, damage: DamagedFile) -> None:
         """Say that a damaged derived file is read around (a writer rebuilds it; a reader reads the database)."""
@@ -486,11 +511,40 @@ class Store(StoreWrites):
         return (saved.get("count"), saved.get("version")) == (count, self.version("vectors"))
 
     def rebuild_vector_index(self) -> None:
-        """Rebuild the hnswlib index from the vectors table and save it: no deleted slot (or its bytes) survives."""
+        """Rebuild the hnswlib indexes from the vectors and passages tables and save them: no deleted slot (or its
+        bytes) survives."""
         from ripplecli.store.vectors import HnswIndex
 
         self._vectors = HnswIndex(self.path / VECTOR_FILE, self.encoder_dim)
         self._fill_from_table(self._vectors)
+        self._passages = HnswIndex(self.path / PASSAGE_FILE, self.encoder_dim)
+        self._fill_passages(self._passages)
+
+    def passage_index(self) -> HnswIndex:
+        """The long memories' passage vectors (store/passages.py), rebuilt from the passages table when the saved
+        file's count or vectors version disagrees (the passages are written with the vectors, in one transaction)."""
+        from ripplecli.store.vectors import HnswIndex
+
+        if self._passages is None:
+            path, dim = self.path / PASSAGE_FILE, self.encoder_dim
+            try:
+                index = HnswIndex.open(path, dim)
+            except DamagedFile as damage:
+                self._damaged(damage)
+                index = HnswIndex(path, dim)
+            count = self.count("passages")
+            if not self._vectors_saved(index.meta, count) and (count or index.meta):
+                self._fill_passages(index)
+            self._passages = index
+        return self._passages
+
+    def _fill_passages(self, index: HnswIndex) -> None:
+        """Rebuild the passage index from its table, and save it when the store is writable."""
+        from ripplecli.store import passages
+
+        index.rebuild(*passages.all_vectors(self.con, self.encoder_dim))
+        if not self.read_only:
+            index.save(self.version("vectors"))
 
     def _fill_from_table(self, index: VectorIndex) -> None:
         """Rebuild `index` from the vectors table, the source of truth, and save it when the store is writable."""
@@ -502,10 +556,13 @@ class Store(StoreWrites):
         """Persist the in-memory vector index after a commit (atomic: temp file + rename)."""
         if self._vectors is not None:
             self._vectors.save(self.version("vectors"))
+        if self._passages is not None or self.count("passages"):
+            self.passage_index().save(self.version("vectors"))
 
     def drop_vector_index(self) -> None:
-        """Forget the in-memory index (after a rollback) so it is reloaded from disk."""
+        """Forget the in-memory indexes (after a rollback) so they are reloaded from disk."""
         self._vectors = None
+        self._passages = None
 
     def lexical_index(self) -> LexicalIndex:
         """The BM25 index over restatements, rebuilt when the store changed since it was built."""

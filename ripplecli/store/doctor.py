@@ -7,12 +7,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ripplecli.errors import DamagedStoreError, known_failure
+from ripplecli.protocols import Encoder
 from ripplecli.store import schema
 from ripplecli.store.db import DB_FILE, LEXICAL_DIR, RECALL_DIR, VECTOR_FILE, Store, leftovers, remove_leftovers
 from ripplecli.store.seals import DamagedFile
 from ripplecli.wording import counted
 
+REPAIR_BATCH = 256  # passages encoded at a time by a repair (the encoder's memory stays small)
 OK, STALE, PROBLEM = "ok", "stale", "problem"  # stale: a derived cache that is rebuilt on next use; not a failure
 
 
@@ -59,7 +63,10 @@ ORPHAN_CHECKS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str]]] = 
         (("provenance", "memory_id"),),
         ("provenance row of a missing memory", "provenance rows of a missing memory"),
     ),
-    "orphan vectors": ((("vectors", "memory_id"),), ("vector of a missing memory", "vectors of a missing memory")),
+    "orphan vectors": (
+        (("vectors", "memory_id"), ("passages", "memory_id")),
+        ("vector of a missing memory", "vectors of a missing memory"),
+    ),
 }
 ORPHAN_COLUMNS = tuple(pair for pairs, _ in ORPHAN_CHECKS.values() for pair in pairs)
 
@@ -243,6 +250,35 @@ def _differing_ids(store: Store, table: str, held: set[int]) -> int:
     return len(held ^ stored)
 
 
+def check_passages(store: Store) -> Finding:
+    """Long memories whose later passages have no vectors (a store made before passages): the dense view reads only
+    their first ~190 words until a repair encodes the rest."""
+    from ripplecli.store.passages import missing
+
+    lacking = len(missing(store.con))
+    if lacking:
+        what = counted(lacking, "long memory has", "long memories have")
+        return Finding("passages", STALE, f"{what} no passage vectors; `ripple doctor --repair` encodes them")
+    return Finding("passages", OK, counted(store.count("passages"), "passage"))
+
+
+def build_passages(store: Store, encoder: Callable[[], Encoder]) -> str | None:
+    """Encode the passages of long memories that have none (a store made before passages), in one transaction."""
+    from ripplecli.store import passages
+
+    rows = passages.cut_all(passages.missing(store.con))
+    if not rows:
+        return None
+    encode = encoder().encode
+    texts = [p.text for _, p in rows]
+    vectors = np.vstack([encode(texts[at : at + REPAIR_BATCH]) for at in range(0, len(texts), REPAIR_BATCH)])
+    with store.transaction():
+        store.add_passages(rows, vectors)
+        store.bump("vectors")
+    memories = counted(len({mid for mid, _ in rows}), "long memory", "long memories")
+    return f"encoded {counted(len(rows), 'passage')} of {memories}"
+
+
 def check_recall_arrays(store: Store) -> Finding:
     """The saved keyed-read arrays (every byte against their checksums) against the memories table."""
     from ripplecli.store.recall_arrays import RecallArrays, read_stamp
@@ -343,6 +379,7 @@ CHECKS: dict[str, Callable[[Store], Finding]] = {
     "database file": check_database,
     **{name: _rows_check(name, sql, what) for name, (sql, what) in {**ORPHANS, **INTEGRITY}.items()},
     "vector index": check_vector_index,
+    "passages": check_passages,
     "lexical index": check_lexical_index,
     "recall arrays": check_recall_arrays,
     "snapshot": check_snapshot,
@@ -374,9 +411,9 @@ def unopenable(path: Path, failure: Exception) -> dict[str, object]:
     return {**summary([finding]), "repaired": [], "store": str(path)}
 
 
-def repair(store: Store) -> list[str]:
-    """Finish an interrupted forget's rewrite, drop orphan rows (they point at nothing), rebuild both derived
-    indexes, remove temp leftovers."""
+def repair(store: Store, encoder: Callable[[], Encoder] | None = None) -> list[str]:
+    """Finish an interrupted forget's rewrite, drop orphan rows (they point at nothing), encode missing passages
+    (with `encoder`), rebuild the derived indexes, remove temp leftovers."""
     done = _rebuild_damaged_indexes(store)
     finished = store.finish_owed_rewrite()  # opening for writing has normally done it already
     done += [*store.healed, *([finished] if finished else [])]
@@ -388,6 +425,8 @@ def repair(store: Store) -> list[str]:
             if gone and gone[0]:
                 done.append(f"removed {counted(gone[0], 'orphan row')} from {table}")
     done += [f"removed {p.name}" for p in remove_leftovers(store.path)]
+    built = build_passages(store, encoder) if encoder is not None else None
+    done += [built] if built else []
     store.rebuild_vector_index()
     shutil.rmtree(store.path / LEXICAL_DIR, ignore_errors=True)  # a saved index at the current version is reused
     store.refresh_lexical_index()

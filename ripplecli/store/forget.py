@@ -14,6 +14,7 @@ IDS = "(SELECT unnest(?::BIGINT[]))"
 OWNED: dict[str, str] = {
     "edges": f"src IN {IDS} OR dst IN {IDS}",
     "vectors": f"memory_id IN {IDS}",
+    "passages": f"memory_id IN {IDS}",
     "memory_persons": f"memory_id IN {IDS}",
     "memory_locations": f"memory_id IN {IDS}",
     "memory_cues": f"memory_id IN {IDS}",

@@ -2,6 +2,7 @@
 
 DB_FILE = "ripple.duckdb"  # the source of truth
 VECTOR_FILE = "vectors.hnsw"  # derived: the hnswlib index (store/vectors.py)
+PASSAGE_FILE = "passages.hnsw"  # derived: the long memories' later passages, hnswlib too (store/passages.py)
 LEXICAL_DIR = "lexical"  # derived: BM25 (store/lexical.py)
 RECALL_DIR = (
     "recall"  # derived: recall's keyed reads as arrays (store/recall_arrays.py) and the snapshot (store/snapshot.py)
@@ -11,7 +12,7 @@ RECALL_STAMP = "recall.json"  # in RECALL_DIR: the arrays' stamp and layout
 # Every entry ripple makes in a store folder is one of these names, a file named after one (`ripple.duckdb.wal`,
 # `vectors.hnsw.meta.json`) or a dot-named temp of an interrupted save (`.lexical.k3j2.tmp`): ripple reads, changes
 # and tidies nothing else there, so a store made by an older ripple in a folder holding other files leaves them be.
-OWN_NAMES = (DB_FILE, VECTOR_FILE, LEXICAL_DIR, RECALL_DIR)
+OWN_NAMES = (DB_FILE, VECTOR_FILE, PASSAGE_FILE, LEXICAL_DIR, RECALL_DIR)
 LEFTOVER_SUFFIXES = (".tmp", ".old", ".wal")  # a temp file or folder, a swapped-out one, a temp database's WAL
 
 

@@ -104,6 +104,19 @@ CREATE TABLE cable_done (
 """
 
 
+# Long memories' later word windows and their vectors (store/passages.py): the encoder reads ~190 words.
+PASSAGES_TABLE = """
+CREATE TABLE passages (
+    memory_id BIGINT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    first_word INTEGER NOT NULL,
+    end_word INTEGER NOT NULL,
+    vector FLOAT[] NOT NULL
+);
+CREATE INDEX passages_memory ON passages (memory_id);
+"""
+
+
 # Rows from before schema 3 get the session's date as when they were said (all older stores knew) and no role;
 # importing an older export fills its rows the same way.
 SAID_AT_BACKFILL = """
@@ -184,6 +197,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[DuckDBPyConnection], None]]] = [
     (3, "conversation titles, said-at times of turns and memories, turn roles", _sql(SAID_AND_TITLES)),
     (4, "UTC offsets of where turns and memories were said", _sql(SAID_OFFSETS)),
     (5, "message keys: a turn's identity by its time and text, whatever file it came in", add_message_keys),
+    (6, "passages: vectors of a long memory's later word windows (store/passages.py)", _sql(PASSAGES_TABLE)),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

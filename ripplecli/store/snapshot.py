@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READY_FILE = "ready.json"
-FORMAT = 2  # 2: sealed (store/seals.py), as are the arrays it names
-COUNTED = ("memories", "vectors")  # the row counts an ask reads
+FORMAT = 3  # 2: sealed (store/seals.py), as are the arrays it names; 3: counts passages
+COUNTED = ("memories", "vectors", "passages")  # the row counts an ask reads
 
 # struct flock by platform (native alignment, trailing padding included) and where its lock type sits in it.
 FLOCK_LAYOUTS = {

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     import numpy as np
     from _duckdb import DuckDBPyConnection
 
+    from ripplecli.store.passages import Passage
+
+
 def insert_columns(
     con: DuckDBPyConnection, table: str, rows: Mapping[str, Sequence[Any]], *, skip_existing: bool = False
 ) -> int:
@@ -123,6 +126,12 @@ class StoreWrites:
     def add_vectors(self, memory_ids: list[int], vectors: np.ndarray) -> None:
         """The memories' vectors, the source of truth the ANN index is rebuilt from (one row of `vectors` each)."""
         insert_columns(self.con, "vectors", {"memory_id": memory_ids, "vector": vectors.tolist()})
+
+    def add_passages(self, rows: Sequence[tuple[int, Passage]], vectors: np.ndarray) -> None:
+        """Long memories' later passages with their vectors (store/passages.py)."""
+        from ripplecli.store.passages import insert
+
+        insert(self.con, rows, vectors)
 
     def add_edges(self, edges: Sequence[Edge], infos: Sequence[str] | None = None) -> None:
         """Edge rows; `infos` (CABLE's) says for each why it was made, as JSON."""
