@@ -160,13 +160,13 @@ def _unnamed_assistant(conversation_id: str, session: Session, turn: Turn) -> st
 
 def file_hash(path: Path) -> str:
     """Content hash of an ingested file (for an export folder, of the chat files in it that ripple reads, in path
-    order: not its photos and videos), recorded with its run."""
-    from ripplecli.formats.load import is_chat_member
+    order, a zip in it too: not its photos and videos), recorded with its run."""
+    from ripplecli.formats.bundle import is_read_file
 
     digest = hashlib.sha256()
     files = [path]
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and is_chat_member(p.relative_to(path).as_posix()))
+        files = sorted(p for p in path.rglob("*") if p.is_file() and is_read_file(p.relative_to(path).as_posix()))
     for file in files:
         digest.update(file.relative_to(path).as_posix().encode() if file != path else b"")
         with file.open("rb") as handle:

@@ -85,7 +85,7 @@ def test_detection_reads_only_the_first_conversation(tmp_path, always_stream, mo
     path = tmp_path / "conversations.json"
     text = json.dumps(chatgpt_export(3, 4))
     path.write_text(text[:-1] + ', {"broken": ', encoding="utf-8")
-    assert stream._sample(path, path.name) == chatgpt_export(1, 4)
+    assert stream._sample(stream.Source(path), path.name) == chatgpt_export(1, 4)
     with pytest.raises(InputError, match=r"^conversations.json: is not valid JSON"):
         read_input(path, stream=True)
 

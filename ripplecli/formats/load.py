@@ -10,6 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ripplecli.errors import InputError
+from ripplecli.formats.bundle import (  # noqa: F401  (MAX_BUNDLE_BYTES, is_chat_member: as callers import them)
+    MAX_BUNDLE_BYTES,
+    Entry,
+    Member,
+    bundle_entries,
+    is_chat_member,
+    member_name,
+)
 from ripplecli.formats.detect import (
     HELP,
     UnknownFormat,
@@ -22,26 +30,15 @@ from ripplecli.formats.detect import (
     text_format,
 )
 from ripplecli.formats.fields import ChatFormat, Claim, Keys, ShapeError, json_path
-from ripplecli.formats.stream import StreamedFile
+from ripplecli.formats.stream import STREAM_BYTES, Source, StreamedFile, can_stream, open_stream
 from ripplecli.formats.text import TEXT_SUFFIXES, ExportFolder, TextDoc
 from ripplecli.model import Conversation
 from ripplecli.owner import with_owner
 from ripplecli.registry import FORMATS
 
-READABLE_SUFFIXES = TEXT_SUFFIXES | {".json"}
 MAX_ACCOUNT_BYTES = 1 << 20  # an account file beside the chats names a person; a bigger one is not that file
-MAX_BUNDLE_BYTES = 2 << 30  # chat files in one zip or folder; more is a mistake (or a zip bomb)
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-
-
-@dataclass(frozen=True)
-class Member:
-    """One file of a zip or folder: the format it was read as, or (format None) why it was passed over."""
-
-    path: str
-    format: str | None = None
-    passed_over: str = ""
 
 
 @dataclass
@@ -84,40 +81,62 @@ def read_input(path: Path, fmt: str = "auto", stream: bool = False) -> Reading:
     check_format(fmt, name)
     info = _stat(path, name)
     others: list[Member] = []
-    if stream and (streamed := _streamed(path, name, fmt, info)) is not None:
-        return Reading([], stream=streamed)
-    if stat.S_ISDIR(info.st_mode):
-        reading = read_bundle(dict(folder_members(path, name, others)), name, fmt)
+    if stat.S_ISDIR(info.st_mode) or _is_zip(path, name, fmt, info):
+        entries = bundle_entries(path, name, stat.S_ISDIR(info.st_mode), others)
+        if stream and (streamed := _streamed_bundle(entries, name, fmt, others)) is not None:
+            return streamed
+        reading = read_bundle({entry.path: (entry.read(name), entry.modified) for entry in entries}, name, fmt)
+    elif stream and (single := _streamed(path, name, fmt, info)) is not None:
+        return Reading([], stream=single)
     else:
         raw = _read_bytes(path, name, info)
-        if raw[:4] == b"PK\x03\x04" or (path.suffix.lower() == ".zip" and fmt == "auto"):
-            reading = read_bundle(dict(zip_members(raw, name, others)), name, fmt)
-        else:
-            warnings: list[str] = []
-            chosen, found = read_file_as(raw, name, fmt, _mtime(info), warnings=warnings)
-            reader: ChatFormat = FORMATS.load(chosen)
-            reading = Reading(named_by_account(found, reader, _beside(path, reader)), warnings=warnings)
+        warnings: list[str] = []
+        chosen, found = read_file_as(raw, name, fmt, _mtime(info), warnings=warnings)
+        reader: ChatFormat = FORMATS.load(chosen)
+        reading = Reading(named_by_account(found, reader, _beside(path, reader)), warnings=warnings)
     members = sorted(reading.members + others, key=lambda member: member.path)
     return Reading(_with_turns(reading.conversations, name), members, reading.warnings)
 
 
-def _streamed(path: Path, name: str, fmt: str, info: os.stat_result) -> StreamedFile | None:
-    """The big regular JSON file checked record by record, or None when it is to be read whole."""
-    from ripplecli.formats.stream import can_stream, open_stream
+def _is_zip(path: Path, name: str, fmt: str, info: os.stat_result) -> bool:
+    """A non-empty regular file that opens as a zip, or is named .zip (a damaged one is refused as a zip)."""
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+        return False
+    return _start(path, name, 4) == b"PK\x03\x04" or (path.suffix.lower() == ".zip" and fmt == "auto")
 
-    if not stat.S_ISREG(info.st_mode):
-        return None
+
+def _start(path: Path, name: str, size: int) -> bytes:
+    """A file's first bytes."""
     try:
         with path.open("rb") as handle:
-            start = handle.read(4096)
+            return handle.read(size)
     except OSError as err:
         raise _unreadable(name, err) from None
-    return open_stream(path, name, fmt) if can_stream(start, info.st_size, fmt) else None
 
 
-def member_name(container: str, path: str) -> str:
-    """How a file inside a zip or folder is named in messages: "export.zip: conversations.json"."""
-    return f"{container}: {path}"
+def _streamed(path: Path, name: str, fmt: str, info: os.stat_result) -> StreamedFile | None:
+    """The big regular JSON file checked record by record, or None when it is to be read whole."""
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    start = _start(path, name, 4096)
+    return open_stream(Source(path), name, fmt) if can_stream(start, info.st_size, fmt, name) else None
+
+
+def _streamed_bundle(entries: list[Entry], name: str, fmt: str, others: list[Member]) -> Reading | None:
+    """A zip or folder whose one big chat file is an export read record by record (a ChatGPT or Telegram export as
+    downloaded): that file streamed from where it is, its other chat files read whole and ingested first. None when
+    there is no such file (or more than one): the bundle is read whole."""
+    big = [e for e in entries if e.size > STREAM_BYTES and can_stream(e.head(name), e.size, fmt, e.path)]
+    if len(big) != 1:
+        return None
+    rest: dict[str, tuple[bytes, object]] = {e.path: (e.read(name), e.modified) for e in entries if e is not big[0]}
+    small = _bundle_reading(rest, name, fmt) if rest else Reading([])
+    kept = [found for conversation in small.conversations if (found := conversation.with_turns()) is not None]
+    streamed = open_stream(big[0].source, member_name(name, big[0].path), fmt, kept)
+    if streamed is None:
+        return None
+    members = sorted([*small.members, Member(big[0].path, streamed.format), *others], key=lambda m: m.path)
+    return Reading([], members, small.warnings, stream=streamed)
 
 
 def read_file_as(
@@ -185,11 +204,24 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
     """A zip or folder as it comes: each folder export in it (a Slack workspace) as a whole, and every other chat
     file in it one by one (files in no known format, such as an export's user.json or its media, are passed over,
     and listed as such). A folder may hold several exports: each is read."""
-    paths = list(members)
+    reading = _bundle_reading(members, name, fmt)
+    if not reading.conversations:
+        paths = list(members)
+        if not paths:
+            raise InputError(f"{name}: holds no .json, .txt or .md file, so no chat export ripple reads; {HELP}")
+        shown = ", ".join(sorted(paths)[:4]) + (", ..." if len(paths) > 4 else "")
+        raise InputError(
+            f"{name}: holds no chat export ripple knows ({len(paths)} readable files: {shown or 'none'}); {HELP}"
+        )
+    return reading
+
+
+def _bundle_reading(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -> Reading:
+    """read_bundle, with no conversations when none of the files is a chat export."""
     conversations: list[Conversation] = []
     listed: list[Member] = []
     rest = dict(members)
-    for chosen, claim in claim_bundles(paths, fmt):  # each folder export in it (a Slack workspace), as a whole
+    for chosen, claim in claim_bundles(list(members), fmt):  # each folder export in it (a Slack workspace), as a whole
         tree = _read_tree(members, name, chosen, claim)
         conversations += tree.conversations
         listed += tree.members
@@ -213,13 +245,6 @@ def read_bundle(members: dict[str, tuple[bytes, object]], name: str, fmt: str) -
     listed = [
         Member(m.path, f"{accounts[m.path]} account (the owner's name)") if m.path in accounts else m for m in listed
     ]
-    if not conversations:
-        if not paths:
-            raise InputError(f"{name}: holds no .json, .txt or .md file, so no chat export ripple reads; {HELP}")
-        shown = ", ".join(sorted(paths)[:4]) + (", ..." if len(paths) > 4 else "")
-        raise InputError(
-            f"{name}: holds no chat export ripple knows ({len(paths)} readable files: {shown or 'none'}); {HELP}"
-        )
     return Reading(conversations, listed)
 
 
@@ -298,71 +323,6 @@ def _mtime(info: os.stat_result):
     from ripplecli.formats.days import from_epoch
 
     return from_epoch(int(info.st_mtime))
-
-
-def _too_big(name: str) -> InputError:
-    """The refusal for a zip or folder with more chat files than anyone's chats fill."""
-    return InputError(f"{name}: holds more than {MAX_BUNDLE_BYTES >> 20:,} MB of chat files")
-
-
-def is_chat_member(relative: str) -> bool:
-    """Whether a file in a zip or folder is one ripple reads: a chat suffix, and no hidden or macOS-metadata part."""
-    return PurePosixPath(relative).suffix.lower() in READABLE_SUFFIXES and not _hidden(relative)
-
-
-def _hidden(relative: str) -> bool:
-    """A hidden file or folder on the path, or macOS metadata."""
-    return any(part.startswith((".", "__MACOSX")) for part in PurePosixPath(relative).parts)
-
-
-def folder_members(folder: Path, name: str, passed: list[Member]):
-    """(relative path, (bytes, mtime)) for the readable files under an export folder; the others go to `passed`."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
-    if not any(p.suffix.lower() in READABLE_SUFFIXES for p in files):
-        raise InputError(f"{name}: is a directory without chat files (.json, .txt, .md); {HELP}")
-    total = 0
-    for path in files:
-        relative = path.relative_to(folder).as_posix()
-        if not is_chat_member(relative):
-            passed.append(_passed_over(relative))
-            continue
-        info = path.stat()
-        total += info.st_size
-        if total > MAX_BUNDLE_BYTES:
-            raise _too_big(name)
-        yield relative, (path.read_bytes(), _mtime(info))
-
-
-def _passed_over(relative: str) -> Member:
-    """A file of a zip or folder that is not read at all: hidden (or macOS metadata), or not .json/.txt/.md."""
-    return Member(relative, None, "hidden" if _hidden(relative) else "not .json, .txt or .md")
-
-
-def zip_members(raw: bytes, name: str, passed: list[Member]):
-    """(path, (bytes, mtime)) for the readable files in a zip; media and macOS metadata go to `passed`."""
-    import io
-    import zipfile
-    from datetime import datetime as _datetime
-
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(raw))
-        infos = [info for info in archive.infolist() if not info.is_dir()]
-    except (zipfile.BadZipFile, ValueError, EOFError) as err:
-        raise InputError(f"{name}: is not a readable zip ({err})") from None
-    readable = [info for info in infos if is_chat_member(info.filename)]
-    passed += [_passed_over(info.filename) for info in infos if not is_chat_member(info.filename)]
-    if sum(info.file_size for info in readable) > MAX_BUNDLE_BYTES:
-        raise _too_big(name)
-    for info in readable:
-        try:
-            data = archive.read(info)
-        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as err:
-            raise InputError(f"{name}:{info.filename}: cannot be unpacked ({err})") from None
-        try:
-            modified = _datetime(*info.date_time)
-        except ValueError:
-            modified = None
-        yield info.filename, (data, modified)
 
 
 def _read_bytes(path: Path, name: str, info: os.stat_result) -> bytes:
