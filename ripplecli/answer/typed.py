@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from ripplecli.answer.base import NOT_FOUND, NOT_SURE, Answer
+from ripplecli.answer.chronology import chronology_answer
 from ripplecli.answer.objects import AskedObject, asked_object, object_after
 from ripplecli.answer.phrases import (
     TIME_NAMES,
@@ -248,10 +249,14 @@ def answered_question(e: Evidence, asked: dict[tuple[str, int], tuple[str, set[s
     return set()
 
 
-def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
+def typed_answer(question: str, evidence: list[Evidence], today: datetime | None = None) -> Answer:
     """The answer a person can use, from the evidence alone: typed span, speaker, date, citations; "not sure" with
-    the top memory when the span is not of the kind asked for or only repeats the question."""
+    the top memory when the span is not of the kind asked for or only repeats the question. `today` is the day
+    the question is asked: "how many days ago" counts from it."""
     asked = Question(question, evidence)
+    if (worked_out := chronology_answer(question, evidence, today)) is not None:
+        worked_out.type = asked.type
+        return worked_out
     answer = _typed(asked, evidence)
     if answer.found and answer.sure and asked.type not in ECHO_FREE and echoes(asked, answer.span or ""):
         return not_sure(asked, evidence)
