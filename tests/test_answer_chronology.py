@@ -87,3 +87,13 @@ def test_amounts_are_rounded_to_the_asked_unit() -> None:
     assert amount(7, "weeks") == "1 week"
     assert amount(150, "months") == "5 months"
     assert amount(30, "days") == "30 days"
+
+
+def test_a_current_question_is_answered_by_the_newest_telling() -> None:
+    """ "Where do I currently keep…": the place said last, the earlier one shown as earlier."""
+    older = memory(6, "I keep my old sneakers in a box under my bed in Lisbon.", "2023-03-01T10:00:00")
+    newer = memory(7, "I moved my old sneakers to a shoe rack in my closet in Porto.", "2023-05-01T10:00:00")
+    older.locations, newer.locations = ["lisbon"], ["porto"]
+    found = typed_answer("Where do I currently keep my old sneakers?", [older, newer])
+    assert found.span is not None and "Porto" in found.span
+    assert "earlier: " in found.text and "[m6]" in found.text

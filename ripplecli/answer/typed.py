@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -138,6 +139,7 @@ class Question:
         self.words = set(re.findall(r"[a-z0-9']+", lowered))
         self.when = asked_time(text, evidence) if self.type != "when" else None
         self.object = asked_object(text, persons) if not many(text) else None  # "What is Maya allergic to?"
+        self.current = _CURRENT.search(text) is not None  # the newest telling answers
         self.wants_questions = _ASKS.search(text) is not None  # "What did I ask about bakeries?"
         doing = _DOING.match(text)  # "Who is moving to Denver?": the one who does it
         self.doing = stem(doing.group(1).lower()) if doing else None
@@ -300,6 +302,8 @@ def _typed(asked: Question, evidence: list[Evidence]) -> Answer:
             listed = several(asked, kept)
             if listed:
                 return answered(asked, ", ".join(span for span, _ in listed), listed[0][1], [c for _, c in listed[1:]])
+        if asked.current and (newest := newest_telling(asked, kept, pick)):
+            return newest
         if asked.type in ("what", "which"):  # the named thing is taken from the best memory only
             kept = [c for c in kept if c.evidence is best.evidence]
         for clause in kept:
@@ -320,6 +324,22 @@ def _typed(asked: Question, evidence: list[Evidence]) -> Answer:
     if wants_kind(asked) or tied(best, ranked) or is_caption(best.text):  # a clause of its words would be a guess
         return not_sure(asked, evidence)
     return answered(asked, clause_span(asked, best), best)
+
+
+def newest_telling(asked: Question, kept: list[Clause], pick: Picker) -> Answer | None:
+    """For "current / now / still / latest" questions: of the kept clauses that hold the asked kind, the one said
+    last answers (a knowledge update), the earlier tellings shown as earlier."""
+    told = [(stamp, span, c) for c in kept if (span := pick(asked, c)) and (stamp := session_stamp(c.evidence))]
+    if not told:
+        return None
+    told.sort(key=lambda t: t[0], reverse=True)
+    stamp, span, clause = told[0]
+    earlier = [(s, sp, c) for s, sp, c in told[1:] if s < stamp and sp != span][:2]
+    found = answered(asked, span, clause, [c for _, _, c in earlier])
+    if earlier:
+        shown = "; ".join(f"{sp}, {shown_date(s)} [m{c.evidence.memory_id}]" for s, sp, c in earlier)
+        found.text += f" (earlier: {shown})"
+    return found
 
 
 def _by_or_for(clause: Clause, speaker: str) -> bool:
@@ -491,6 +511,10 @@ def _asks(question: Evidence, reply: Evidence, wants: re.Pattern[str]) -> bool:
     return bool(asked_there) and wants.search(asked_there) is not None and speaker_and_body(reply)[0] != asker
 
 
+_CURRENT = re.compile(
+    r"\b(?:current(?:ly)?|now|still|latest|most recent(?:ly)?|these days|at the moment|so far|to date)\b", re.IGNORECASE
+)
+Picker = Callable[["Question", Clause], "str | None"]
 _ASKS = re.compile(r"\b(?:ask|asked|asking|wonder|wondered|wondering)\b", re.IGNORECASE)
 _DOING = re.compile(r"^\s*who\s+(?:is|are|was|were)\s+([a-z]+ing)\b", re.IGNORECASE)
 _RELATION = re.compile(
