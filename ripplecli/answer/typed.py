@@ -79,7 +79,7 @@ TYPES: list[tuple[str, re.Pattern[str]]] = [
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in [
         ("how-often", r"^\s*how often\b|\bhow many times (?:a|an|per|each|every)\b"),  # before how-many: "times a week"
-        ("how-many", r"\bhow (?:many|much)\b|\bnumber of\b"),
+        ("how-many", r"\bhow (?:many|much)\b|(?<!phone )\bnumber of\b"),
         ("how-long", r"^\s*how long\b"),
         ("when", r"^\s*when\b|^\s*(?:in |on )?(?:what|which) (?:year|month|date|day|time|week)\b|\bwhen did\b"),
         (
@@ -100,11 +100,34 @@ QUESTION_WORDS = frozenset("likely kind type name names sort favorite favourite"
 
 
 def question_type(question: str) -> str:
-    """when | where | who | how-many | how-long | how-often | how | why | should | yes-no | which | what."""
+    """when | where | who | how-many | how-long | how-often | how | why | should | yes-no | which | what, read from
+    the part that asks (a lead-in such as "By the way," or "I was wondering if you could remind me" decides nothing)."""
+    asking = asked_part(question)
     for name, pattern in TYPES:
-        if pattern.search(question):
+        if pattern.search(asking):
             return name
     return "what"
+
+
+_ASKED_SENTENCE = re.compile(r"(?<=[a-z]{3}[.!?])\s+(?=[A-Z])")  # not after "Dr." or "U.S."
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:by the way|also|so|and|oh|actually|anyway|btw|hey|hi|ok(?:ay)?|well)\b[,:]?\s*)+", re.IGNORECASE
+)
+_ASKING = re.compile(
+    r"^.*?\b(?:(?:can|could|would) you (?:please )?(?:remind me|tell me|recall|confirm)"
+    r"|(?:i was|i'm|i am) (?:just )?wondering(?: if you (?:could|can) (?:remind me|tell me|recall|confirm))?"
+    r"|(?:i )?wanted to (?:confirm|check|ask|know)|remind me)\b\s*(?:[-—:,]\s*)?(?:(?:of|about|if|whether)\s+)?",
+    re.IGNORECASE,
+)
+
+
+def asked_part(question: str) -> str:
+    """What a long question asks, without its lead-in: "I'm looking back at our chat about X. Can you remind me
+    what was the 7th job?" → "what was the 7th job?"; "By the way, where…" → "where…"."""
+    sentences = [s for s in _ASKED_SENTENCE.split(question.strip()) if s.strip()]
+    asking = next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1] if sentences else "")
+    asking = _ASKING.sub("", asking, count=1)
+    return _LEAD_IN.sub("", asking)
 
 
 @dataclass
