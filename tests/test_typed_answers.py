@@ -32,3 +32,14 @@ def test_the_asked_part_of_a_long_question() -> None:
     long = "I think we discussed jobs for seniors earlier. Can you remind me what was the 7th job in the list?"
     assert asked_part(long) == "what was the 7th job in the list?"
     assert asked_part("What areas of the U.S. has John been to?") == "What areas of the U.S. has John been to?"
+
+
+def test_a_first_person_who_question_is_not_answered_with_a_speaker() -> None:
+    """ "Who gave me…" in a chat with an assistant: neither the asker nor the assistant is the answer."""
+    from ripplecli.answer.typed import typed_answer
+    from ripplecli.trace import Evidence, SourceRef
+
+    source = SourceRef("D1:1", "1", "assistant", "A stand mixer is a lovely birthday gift!", "2023-05-01T10:00:00")
+    told = Evidence(1, "assistant: A stand mixer is a lovely birthday gift!", 0.0, 1, ["D1:1"], [source])
+    found = typed_answer("Who gave me a new stand mixer as a birthday gift?", [told])
+    assert found.span != "assistant"

@@ -578,8 +578,14 @@ def _doer(asked: Question, ranked: list[Clause]) -> Answer | None:
 
 
 def _speaker(asked: Question, clause: Clause) -> str | None:
-    """The clause's speaker, when the question does not name them: who said or did it."""
+    """The clause's speaker, when the question does not name them: who said or did it. Not for a question asked in
+    the first person ("Who gave me…"): the speakers are then the asker and the one they told it to."""
+    if _FIRST_PERSON.search(asked.text):
+        return None
     return clause.speaker if clause.speaker.casefold() not in asked.persons else None
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
 
 
 def _pointed_at(asked: Question, clause: Clause, evidence: list[Evidence]) -> tuple[str, str, Evidence] | None:
