@@ -47,6 +47,7 @@ from ripplecli.answer.spans import (
     shown_date,
     time_span,
 )
+from ripplecli.answer.totals import total_answer
 from ripplecli.cues import STOPWORDS, content_tokens, without_relative_times
 from ripplecli.extract.timeparse import find_expression
 from ripplecli.trace import Evidence
@@ -279,6 +280,8 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
     the top memory when the span is not of the kind asked for or only repeats the question. `today` is the day
     the question is asked: "how many days ago" counts from it."""
     asked = Question(question, evidence)
+    if asked.type == "how-many" and (added := total_answer(question, evidence)) is not None:
+        return added
     if (worked_out := chronology_answer(question, evidence, today)) is not None:
         worked_out.type = asked.type
         return worked_out
