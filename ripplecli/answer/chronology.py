@@ -16,6 +16,7 @@ from ripplecli.answer.base import Answer
 from ripplecli.answer.phrases import stem
 from ripplecli.answer.spans import shown_date
 from ripplecli.cues import content_tokens, without_relative_times
+from ripplecli.extract.timeparse import find_expression
 from ripplecli.trace import Evidence
 
 LOOK_AT = 20  # the evidence an event is matched in: the best-ranked memories
@@ -41,6 +42,7 @@ _BEEN = re.compile(
     rf"^\s*how (?:many {_UNIT}|long) (?:had|have) (?:i|we|you) been (?P<a>.+?) when (?P<b>.+?)\??\s*$", re.IGNORECASE
 )
 _FIRST = re.compile(r"\bfirst\b,?\s*(?:the\s+)?(?P<a>.+?),? or (?:the\s+)?(?P<b>.+?)\??\s*$", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _ORDER_ASKED = re.compile(r"^\s*(?:which|who|what)\b", re.IGNORECASE)
 
 
@@ -97,29 +99,35 @@ def _first(match: re.Match[str], evidence: list[Evidence]) -> Answer | None:
 
 
 def event(phrase: str, evidence: list[Evidence]) -> tuple[datetime, Evidence] | None:
-    """The day of the event a phrase names and the memory that tells of it: the memory carrying most of its words
-    (earlier rank breaks ties), at least MATCH_SHARE of them."""
+    """The day of the event a phrase names and the memory that tells of it: the sentence carrying most of its words
+    (at least MATCH_SHARE of them; earlier rank breaks ties), dated by the time that sentence names, else by the
+    day the memory was said (a memory's first stated time may be of another event: "this weekend")."""
     wanted = {stem(t) for t in content_tokens(without_relative_times(phrase))}
     if not wanted:
         return None
-    best: tuple[float, Evidence] | None = None
+    best: tuple[float, str, Evidence] | None = None
     for e in evidence:
-        carried = len(wanted & {stem(t) for t in content_tokens(_words(e))}) / len(wanted)
-        if carried >= MATCH_SHARE and (best is None or carried > best[0]):
-            best = (carried, e)
+        for sentence in _SENTENCE.split(_said(e)):
+            carried = len(wanted & {stem(t) for t in content_tokens(sentence)}) / len(wanted)
+            if carried >= MATCH_SHARE and (best is None or carried > best[0]):
+                best = (carried, sentence, e)
     if best is None:
         return None
-    day = event_day(best[1])
-    return (day, best[1]) if day is not None else None
+    day = event_day(best[1], best[2])
+    return (day, best[2]) if day is not None else None
 
 
-def event_day(e: Evidence) -> datetime | None:
-    """The day a memory tells of: the time its words name, else the day it was said."""
-    if e.refers_to:
-        return datetime.fromisoformat(e.refers_to["start"]).replace(tzinfo=None)
+def event_day(sentence: str, e: Evidence) -> datetime | None:
+    """The day a sentence of a memory tells of: the time it names, read against the day it was said; else the time
+    the memory names; else the day it was said."""
     from ripplecli.answer.typed import session_stamp
 
-    return session_stamp(e)
+    said = session_stamp(e)
+    if named := find_expression(sentence, said):
+        return named[1][0].replace(tzinfo=None)
+    if e.refers_to:
+        return datetime.fromisoformat(e.refers_to["start"]).replace(tzinfo=None)
+    return said
 
 
 def amount(days: int, unit: str) -> str:
@@ -134,9 +142,9 @@ def unit_of(days: int) -> str:
     return "days" if days < 14 else "weeks" if days < 60 else "months" if days < 730 else "years"
 
 
-def _words(e: Evidence) -> str:
-    """What a memory says: its restatement and its source turns."""
-    return " ".join([e.restatement, *(s.text for s in e.sources)])
+def _said(e: Evidence) -> str:
+    """What a memory's source turns said (times are read from the words as spoken), else its restatement."""
+    return " ".join(s.text for s in e.sources) or e.restatement
 
 
 def _cite(e: Evidence, day: datetime) -> str:
