@@ -42,7 +42,8 @@ _BEEN = re.compile(
     rf"^\s*how (?:many {_UNIT}|long) (?:had|have) (?:i|we|you) been (?P<a>.+?) when (?P<b>.+?)\??\s*$", re.IGNORECASE
 )
 _FIRST = re.compile(r"\bfirst\b,?\s*(?:the\s+)?(?P<a>.+?),? or (?:the\s+)?(?P<b>.+?)\??\s*$", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[a-z0-9]{2}[.!?])\s+|\n+")  # not after "St." or "Dr."
+_MONTH_SLASH_DAY = re.compile(r"\b(?:on )?(?:the )?(?P<month>1[0-2]|0?[1-9])/(?P<day>3[01]|[12]\d|0?[1-9])\b(?!/)")
 _ORDER_ASKED = re.compile(r"^\s*(?:which|who|what)\b", re.IGNORECASE)
 
 
@@ -105,29 +106,46 @@ def event(phrase: str, evidence: list[Evidence]) -> tuple[datetime, Evidence] | 
     wanted = {stem(t) for t in content_tokens(without_relative_times(phrase))}
     if not wanted:
         return None
-    best: tuple[float, str, Evidence] | None = None
+    best: tuple[tuple[float, bool], datetime | None, Evidence] | None = None
     for e in evidence:
         for sentence in _SENTENCE.split(_said(e)):
             carried = len(wanted & {stem(t) for t in content_tokens(sentence)}) / len(wanted)
-            if carried >= MATCH_SHARE and (best is None or carried > best[0]):
-                best = (carried, sentence, e)
+            if carried < MATCH_SHARE or (best is not None and carried < best[0][0]):
+                continue
+            named = stated_day(sentence, e)
+            key = (carried, named is not None)  # of two sentences as close, the one that says when
+            if best is None or key > best[0]:
+                best = (key, named, e)
     if best is None:
         return None
-    day = event_day(best[1], best[2])
+    day = best[1] or memory_day(best[2])
     return (day, best[2]) if day is not None else None
 
 
-def event_day(sentence: str, e: Evidence) -> datetime | None:
-    """The day a sentence of a memory tells of: the time it names, read against the day it was said; else the time
-    the memory names; else the day it was said."""
+def stated_day(sentence: str, e: Evidence) -> datetime | None:
+    """The day a sentence names ("last Sunday", "on February 26th", "on 3/8"), read against the day it was said."""
     from ripplecli.answer.typed import session_stamp
 
     said = session_stamp(e)
     if named := find_expression(sentence, said):
         return named[1][0].replace(tzinfo=None)
+    slash = _MONTH_SLASH_DAY.search(sentence)
+    if slash is None or said is None:
+        return None
+    try:
+        day = datetime(said.year, int(slash["month"]), int(slash["day"]))
+    except ValueError:
+        return None
+    return day if day <= said else day.replace(year=said.year - 1)
+
+
+def memory_day(e: Evidence) -> datetime | None:
+    """The day a memory tells of when its sentence names none: the time the memory names, else the day said."""
+    from ripplecli.answer.typed import session_stamp
+
     if e.refers_to:
         return datetime.fromisoformat(e.refers_to["start"]).replace(tzinfo=None)
-    return said
+    return session_stamp(e)
 
 
 def amount(days: int, unit: str) -> str:
