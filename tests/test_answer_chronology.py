@@ -97,3 +97,20 @@ def test_a_current_question_is_answered_by_the_newest_telling() -> None:
     found = typed_answer("Where do I currently keep my old sneakers?", [older, newer])
     assert found.span is not None and "Porto" in found.span
     assert "earlier: " in found.text and "[m6]" in found.text
+
+
+def test_a_weekday_in_the_event_name_does_not_date_it() -> None:
+    """ "Sunday mass … last Sunday": the day is last Sunday, not the Sunday of the event's name."""
+    mass = memory(8, "I just got back from Sunday mass at St. Mary's Church last Sunday.", "2023-03-26T22:45:00")
+    holi = memory(9, "I attended the Hindu festival of Holi at the temple on February 26th.", "2023-03-26T10:07:00")
+    found = typed_answer(
+        "How many days had passed between the Hindu festival of Holi and the Sunday mass at St. Mary's Church?",
+        [mass, holi],
+    )
+    assert found.span == "21 days"
+
+
+def test_a_count_of_zero_is_no_worked_out_answer() -> None:
+    """ "0 months ago" means the day found was not the event's: no answer from the dates."""
+    question = "How many months ago did I go on a whitewater rafting trip in the Oregon mountains?"
+    assert chronology_answer(question, [RAFTING], datetime(2023, 6, 20)) is None

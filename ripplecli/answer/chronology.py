@@ -67,9 +67,10 @@ def _ago(match: re.Match[str], evidence: list[Evidence], today: datetime | None)
     if found is None or today is None:
         return None
     day, e = found
-    if day.date() > today.date():
+    counted = amount((today.date() - day.date()).days, match["unit"])
+    if day.date() > today.date() or counted.startswith("0 "):  # "0 months ago": the day found is not the event's
         return None
-    span = f"{amount((today.date() - day.date()).days, match['unit'])} ago"
+    span = f"{counted} ago"
     return _answer(span, f"today {shown_date(today)}; {_cite(e, day)}", [e])
 
 
@@ -112,7 +113,7 @@ def event(phrase: str, evidence: list[Evidence]) -> tuple[datetime, Evidence] | 
             carried = len(wanted & {stem(t) for t in content_tokens(sentence)}) / len(wanted)
             if carried < MATCH_SHARE or (best is not None and carried < best[0][0]):
                 continue
-            named = stated_day(sentence, e)
+            named = stated_day(_without(sentence, phrase), e)
             key = (carried, named is not None)  # of two sentences as close, the one that says when
             if best is None or key > best[0]:
                 best = (key, named, e)
@@ -137,6 +138,18 @@ def stated_day(sentence: str, e: Evidence) -> datetime | None:
     except ValueError:
         return None
     return day if day <= said else day.replace(year=said.year - 1)
+
+
+def _without(sentence: str, phrase: str) -> str:
+    """The sentence without the weekday or holiday words the event's own name holds ("Sunday mass", "Black
+    Friday"): they name the event, not the day it was on."""
+    for word in re.findall(r"[A-Za-z]+", phrase):
+        if word.lower() in _DAY_WORDS:
+            sentence = re.sub(rf"\b{word}\b(?=\s+[a-z])", "", sentence, flags=re.IGNORECASE)
+    return sentence
+
+
+_DAY_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def memory_day(e: Evidence) -> datetime | None:
