@@ -63,3 +63,17 @@ def test_a_total_adds_up_the_amounts_of_every_memory_found() -> None:
     found = typed_answer("How much did I spend on the car wash and the parking ticket in total?", evidence)
     assert found.span == "$65"
     assert set(found.citations) == {1, 3}
+
+
+def test_what_time_is_answered_with_the_clock_time_said_newest_first() -> None:
+    """ "What time do I usually go to the gym?": the clock time, not the session's date; none said: not sure."""
+    from ripplecli.answer.typed import typed_answer
+    from ripplecli.trace import Evidence, SourceRef
+
+    text = "I usually go to the gym at 6:00 pm after work."
+    source = SourceRef("D1:1", "1", "user", text, "2023-05-01T10:00:00")
+    gym = Evidence(1, f"user: {text}", 0.0, 1, ["D1:1"], [source])
+    assert typed_answer("What time do I usually go to the gym?", [gym]).span == "6:00 pm"
+    other = SourceRef("D2:1", "2", "user", "I go to the gym a lot these days.", "2023-05-01T10:00:00")
+    vague = Evidence(2, "user: I go to the gym a lot these days.", 0.0, 1, ["D2:1"], [other])
+    assert typed_answer("What time do I usually go to the gym?", [vague]).span != "1 May 2023"

@@ -1,8 +1,8 @@
 """Totals across memories: "How much did I spend on A and B in total?", "How many hours have I spent … in all?".
 
-Each amount of the asked kind (money, or the unit the question counts in) that a sentence carrying the question's
-words states is counted once (an amount repeated in a reply is the same amount), and the answer is their sum,
-citing every memory it added up.
+Each amount of the asked kind (money, or the unit the question counts in) that a sentence of the asker's own
+("I", "my") carrying the question's words states is counted once (an amount repeated is the same amount), and
+the answer is their sum, citing every memory it added up.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from ripplecli.trace import Evidence
 LOOK_AT = 20  # the evidence amounts are gathered from
 _TOTAL = re.compile(r"\b(?:in total|total|altogether|combined|in all|all together)\b", re.IGNORECASE)
 _MONEY_ASKED = re.compile(r"\b(?:spen[dt]|cost|costs|money|raised?|paid|pay|price|dollars?)\b|\$", re.IGNORECASE)
+_BOTH = re.compile(r"^\s*how much did (?:i|we) spend on .+\band\b", re.IGNORECASE)  # "on car wash and parking"
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b")
 _MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
 _COUNTED_IN = re.compile(r"\bhow many (\w+)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -29,9 +31,9 @@ GENERIC = frozenset(
 def total_answer(question: str, evidence: list[Evidence]) -> Answer | None:
     """The sum of the amounts the evidence states for a "in total" question; None when it asks no total or
     fewer than two amounts are found."""
-    if not _TOTAL.search(question):
-        return None
     money = _MONEY_ASKED.search(question) is not None
+    if not _TOTAL.search(question) and not (money and _BOTH.search(question)):
+        return None
     unit = None if money else _unit(question)
     if not money and unit is None:
         return None
@@ -39,7 +41,9 @@ def total_answer(question: str, evidence: list[Evidence]) -> Answer | None:
     found: dict[float, Evidence] = {}
     for e in evidence[:LOOK_AT]:
         for sentence in _SENTENCE.split(" ".join(s.text for s in e.sources) or e.restatement):
-            if sentence.rstrip().endswith("?") or not cues & {stem(t) for t in content_tokens(sentence)}:
+            if sentence.rstrip().endswith("?") or not _FIRST_PERSON.search(sentence):
+                continue  # the asker's own amounts ("I paid $40"), not a reply's suggestions ("about $25")
+            if not cues & {stem(t) for t in content_tokens(sentence)}:
                 continue
             for value in _amounts(sentence, unit):
                 found.setdefault(value, e)

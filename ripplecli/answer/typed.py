@@ -280,7 +280,7 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
     the top memory when the span is not of the kind asked for or only repeats the question. `today` is the day
     the question is asked: "how many days ago" counts from it."""
     asked = Question(question, evidence)
-    if asked.type == "how-many" and (added := total_answer(question, evidence)) is not None:
+    if asked.type in ("how-many", "what") and (added := total_answer(question, evidence)) is not None:
         return added
     if (worked_out := chronology_answer(question, evidence, today)) is not None:
         worked_out.type = asked.type
@@ -345,7 +345,8 @@ def _typed(asked: Question, evidence: list[Evidence]) -> Answer:
             return found
         if asked.type == "who" and _speaker(asked, best):
             return answered(asked, best.speaker, best)
-    if asked.type == "when" and session_stamp(best.evidence):  # no stated time: the turn reports the event itself
+    if asked.type == "when" and session_stamp(best.evidence) and not _WHAT_TIME.match(asked.text):
+        # no stated time: the turn reports the event itself (a clock time is never the session's date)
         return answered(asked, shown_date(session_stamp(best.evidence)), best)
     if wants_kind(asked) or tied(best, ranked) or is_caption(best.text):  # a clause of its words would be a guess
         return not_sure(asked, evidence)
@@ -454,10 +455,18 @@ def possessive(names: set[str]) -> set[str]:
 
 
 def _when(asked: Question, clause: Clause) -> str | None:
-    """The time the clause states (else the rest of the turn), resolved against the session date."""
+    """The time the clause states (else the rest of the turn), resolved against the session date; for "what time",
+    the clock time it states ("6:30 pm")."""
     stamp = session_stamp(clause.evidence)
     said = _said(clause.evidence)
+    if _WHAT_TIME.match(asked.text):
+        clock = _CLOCK.search(clause.text) or _CLOCK.search(said)
+        return clock.group(0) if clock else None
     return time_span(clause.text, stamp) or time_span(said, stamp) or recurring_day(said) or None
+
+
+_WHAT_TIME = re.compile(r"^\s*(?:at )?what time\b", re.IGNORECASE)
+_CLOCK = re.compile(r"\b(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)", re.IGNORECASE)
 
 
 def _where(asked: Question, clause: Clause) -> str | None:
@@ -898,7 +907,7 @@ def wants_kind(asked: Question) -> bool:
     """Whether the question asks for a kind of span the rules can tell (a place, a person, a reason, a count, a
     length, a frequency, a name, a title), or for a guess from the chats: without one, a clause of its words
     answers nothing."""
-    if asked.type in KINDED or _NAME.search(asked.text) or asks_title(asked.text):
+    if asked.type in KINDED or _NAME.search(asked.text) or asks_title(asked.text) or _WHAT_TIME.match(asked.text):
         return True
     return asked.type in ("what", "which") and _GUESS.search(asked.text) is not None
 
