@@ -114,3 +114,12 @@ def test_a_count_of_zero_is_no_worked_out_answer() -> None:
     """ "0 months ago" means the day found was not the event's: no answer from the dates."""
     question = "How many months ago did I go on a whitewater rafting trip in the Oregon mountains?"
     assert chronology_answer(question, [RAFTING], datetime(2023, 6, 20)) is None
+
+
+def test_a_present_tense_question_about_oneself_takes_the_newest_telling() -> None:
+    """ "Where do I keep…" asks how things are now, as "currently" does."""
+    older = memory(6, "I keep my old sneakers in a box under my bed in Lisbon.", "2023-03-01T10:00:00")
+    newer = memory(7, "I moved my old sneakers to a shoe rack in my closet in Porto.", "2023-05-01T10:00:00")
+    older.locations, newer.locations = ["lisbon"], ["porto"]
+    found = typed_answer("Where do I keep my old sneakers?", [older, newer])
+    assert found.span is not None and "Porto" in found.span

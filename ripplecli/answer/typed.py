@@ -163,7 +163,7 @@ class Question:
         self.words = set(re.findall(r"[a-z0-9']+", lowered))
         self.when = asked_time(text, evidence) if self.type != "when" else None
         self.object = asked_object(text, persons) if not many(text) else None  # "What is Maya allergic to?"
-        self.current = _CURRENT.search(text) is not None  # the newest telling answers
+        self.current = _CURRENT.search(text) is not None or _PRESENT_OWN.search(text) is not None  # newest wins
         self.wants_questions = _ASKS.search(text) is not None  # "What did I ask about bakeries?"
         doing = _DOING.match(text)  # "Who is moving to Denver?": the one who does it
         self.doing = stem(doing.group(1).lower()) if doing else None
@@ -549,6 +549,7 @@ def _asks(question: Evidence, reply: Evidence, wants: re.Pattern[str]) -> bool:
 _CURRENT = re.compile(
     r"\b(?:current(?:ly)?|now|still|latest|most recent(?:ly)?|these days|at the moment|so far|to date)\b", re.IGNORECASE
 )
+_PRESENT_OWN = re.compile(r"\b(?:do|am) I\b|\b(?:is|are) my\b")  # "What time do I wake up?": as things are now
 Picker = Callable[["Question", Clause], "str | None"]
 _ASKS = re.compile(r"\b(?:ask|asked|asking|wonder|wondered|wondering)\b", re.IGNORECASE)
 _DOING = re.compile(r"^\s*who\s+(?:is|are|was|were)\s+([a-z]+ing)\b", re.IGNORECASE)
