@@ -77,3 +77,17 @@ def test_what_time_is_answered_with_the_clock_time_said_newest_first() -> None:
     other = SourceRef("D2:1", "2", "user", "I go to the gym a lot these days.", "2023-05-01T10:00:00")
     vague = Evidence(2, "user: I go to the gym a lot these days.", 0.0, 1, ["D2:1"], [other])
     assert typed_answer("What time do I usually go to the gym?", [vague]).span != "1 May 2023"
+
+
+def test_the_nth_item_of_a_numbered_list_a_turn_gave() -> None:
+    """ "What was the 3rd job in the list you provided?": line 3 of the numbered list, up to its colon."""
+    from ripplecli.answer.typed import typed_answer
+    from ripplecli.trace import Evidence, SourceRef
+
+    text = "Jobs for seniors:\n1. **Tutor**: teach online\n2. Pet sitter - walk dogs\n3. Transcriptionist: type"
+    source = SourceRef("D1:2", "1", "assistant", text, "2023-05-01T10:00:00")
+    listed = Evidence(1, f"assistant: {text}", 0.0, 1, ["D1:2"], [source])
+    question = "I think we discussed jobs for seniors. Can you remind me what was the 3rd job in the list you provided?"
+    assert typed_answer(question, [listed]).span == "Transcriptionist"
+    assert typed_answer("What was the second job in the list?", [listed]).span == "Pet sitter"
+    assert typed_answer("What was the 9th job in the list?", [listed]).span != "Transcriptionist"

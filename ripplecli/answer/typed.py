@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 from ripplecli.answer.base import NOT_FOUND, NOT_SURE, Answer
 from ripplecli.answer.chronology import chronology_answer
+from ripplecli.answer.lists import ordinal_answer
 from ripplecli.answer.objects import AskedObject, asked_object, object_after
 from ripplecli.answer.phrases import (
     TIME_NAMES,
@@ -282,6 +283,9 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
     asked = Question(question, evidence)
     if asked.type in ("how-many", "what") and (added := total_answer(question, evidence)) is not None:
         return added
+    if asked.type in ("what", "which") and (item := ordinal_answer(question, evidence)) is not None:
+        item.type = asked.type
+        return item
     if (worked_out := chronology_answer(question, evidence, today)) is not None:
         worked_out.type = asked.type
         return worked_out
