@@ -123,7 +123,7 @@ def _answer(
     kind, _, budget = variant.partition(":")
     log = CallLog()
     if kind == "typed":
-        return typed_answer(question, evidence), log
+        return typed_answer(question, evidence, today), log
     if kind in BLOCKS:
         made = llm_answer(llm, question, evidence, log, cap_seconds=CAP, budget=int(budget), block=kind, today=today)
         return made, log

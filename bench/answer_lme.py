@@ -33,6 +33,8 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "longmemeval-oracle-dev.json.gz"
 TYPES = tuple(t for t in QUESTION_TYPES if t != PREFERENCE)
 K = 30
+SPLIT = json.loads((REPO / "eval" / "longmemeval-split.json").read_text(encoding="utf-8"))
+HALVES = {half: frozenset(SPLIT[half]) for half in ("tuning", "report")}  # choose on tuning, report on report
 
 
 def recall_all(path: Path, per_type: int, out: Path) -> list[Asked]:
@@ -88,6 +90,10 @@ def main() -> None:
         line = summary(rows, TYPES)
         keep = [k for k in line if not k.startswith(("f1_tune", "f1_held", "contains_"))]
         by_type = {f"contains_{t}": _mean([r["contains"] for r in rows if r["category"] == t]) for t in TYPES}
+        by_type |= {
+            f"contains_{half}": _mean([r["contains"] for r in rows if r["conversation"] in ids])
+            for half, ids in HALVES.items()
+        }
         shown = {"model": tag if variant != "typed" else "-", "variant": variant, **{k: line[k] for k in keep}}
         shown |= by_type | {"load": f"{load_before:.2f}->{os.getloadavg()[0]:.2f}"}
         print(json.dumps(shown), flush=True)

@@ -41,11 +41,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _by_type(question: str, evidence: list[Evidence]) -> Answer:
-    """The typed answer (rules)."""
+def _by_type(question: str, evidence: list[Evidence], today: datetime | None = None) -> Answer:
+    """The typed answer (rules), counting "how long ago" from the day the question is asked."""
     from ripplecli.answer.typed import typed_answer
 
-    return typed_answer(question, evidence)
+    return typed_answer(question, evidence, today)
 
 
 def _extracted(question: str, evidence: list[Evidence]) -> Answer:
@@ -87,14 +87,14 @@ def _auto(
     better (a when-question's date; a weighed no; with a model measured weaker, any answer of the asked kind);
     a model that cannot load falls back, noted."""
     if not model.configured:
-        return _by_type(question, evidence)
-    kept = _rules_kept(question, evidence, model)
+        return _by_type(question, evidence, today)
+    kept = _rules_kept(question, evidence, model, today)
     if kept is not None:
         return kept
     try:
         llm = model.load()
     except ModelError as exc:
-        fallback = _by_type(question, evidence)
+        fallback = _by_type(question, evidence, today)
         fallback.fallback = str(exc)
         return fallback
     from ripplecli.answer.llm import llm_answer
@@ -102,18 +102,20 @@ def _auto(
     return llm_answer(llm, question, evidence, log, stream, today=today)
 
 
-def _rules_kept(question: str, evidence: list[Evidence], model: ModelProvider) -> Answer | None:
+def _rules_kept(
+    question: str, evidence: list[Evidence], model: ModelProvider, today: datetime | None = None
+) -> Answer | None:
     """The rules' answer, noted, where auto keeps it over the configured model's; None: ask the model."""
     from ripplecli.answer.typed import question_type
 
     kind = question_type(question)
     if kind in RULES_TYPES:
-        typed = _by_type(question, evidence)
+        typed = _by_type(question, evidence, today)
         typed.note = "a when-question: the rules resolve its date (auto leaves the model out)"
         return typed
     if kind not in VERDICT_TYPES and not model.rules_when_sure:
         return None
-    typed = _by_type(question, evidence)
+    typed = _by_type(question, evidence, today)
     if kind in VERDICT_TYPES and leans_no(typed):
         typed.note = "the rules weighed a reason against: auto keeps their no (the model overlooks such reasons)"
         return typed
@@ -131,7 +133,7 @@ def leans_no(answer: Answer) -> bool:
 
 Answerer = Callable[[str, list[Evidence], ModelProvider, CallLog, AnswerStream | None, datetime | None], Answer]
 ANSWERERS: dict[str, Answerer] = {
-    "typed": lambda question, evidence, model, log, stream, today: _by_type(question, evidence),
+    "typed": lambda question, evidence, model, log, stream, today: _by_type(question, evidence, today),
     "extractive": lambda question, evidence, model, log, stream, today: _extracted(question, evidence),
     "llm": _llm,
     "auto": _auto,

@@ -116,7 +116,7 @@ class Block:
 def shaped_block(question: str, evidence: list[Evidence], llm: LLM, budget: int, today: datetime | None) -> Block:
     """The block a careful reader would read, within `budget` tokens (never fewer than one memory)."""
     asks = Asks.of(question, evidence)
-    ruled = typed_answer(question, evidence)  # the memories the rules answer from are read first
+    ruled = typed_answer(question, evidence, today)  # the memories the rules answer from are read first
     order = reading_order(evidence, asks, ruled.citations if ruled.found and ruled.sure else [])
     shown: list[Evidence] = []
     used = 0

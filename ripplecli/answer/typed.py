@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from ripplecli.answer.base import NOT_FOUND, NOT_SURE, Answer
+from ripplecli.answer.chronology import chronology_answer
+from ripplecli.answer.lists import ordinal_answer
 from ripplecli.answer.objects import AskedObject, asked_object, object_after
 from ripplecli.answer.phrases import (
     TIME_NAMES,
@@ -45,6 +48,7 @@ from ripplecli.answer.spans import (
     shown_date,
     time_span,
 )
+from ripplecli.answer.totals import total_answer
 from ripplecli.cues import STOPWORDS, content_tokens, without_relative_times
 from ripplecli.extract.timeparse import find_expression
 from ripplecli.trace import Evidence
@@ -77,7 +81,7 @@ TYPES: list[tuple[str, re.Pattern[str]]] = [
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in [
         ("how-often", r"^\s*how often\b|\bhow many times (?:a|an|per|each|every)\b"),  # before how-many: "times a week"
-        ("how-many", r"\bhow (?:many|much)\b|\bnumber of\b"),
+        ("how-many", r"\bhow (?:many|much)\b|(?<!phone )\bnumber of\b"),
         ("how-long", r"^\s*how long\b"),
         ("when", r"^\s*when\b|^\s*(?:in |on )?(?:what|which) (?:year|month|date|day|time|week)\b|\bwhen did\b"),
         (
@@ -98,11 +102,34 @@ QUESTION_WORDS = frozenset("likely kind type name names sort favorite favourite"
 
 
 def question_type(question: str) -> str:
-    """when | where | who | how-many | how-long | how-often | how | why | should | yes-no | which | what."""
+    """when | where | who | how-many | how-long | how-often | how | why | should | yes-no | which | what, read from
+    the part that asks (a lead-in such as "By the way," or "I was wondering if you could remind me" decides nothing)."""
+    asking = asked_part(question)
     for name, pattern in TYPES:
-        if pattern.search(question):
+        if pattern.search(asking):
             return name
     return "what"
+
+
+_ASKED_SENTENCE = re.compile(r"(?<=[a-z]{3}[.!?])\s+(?=[A-Z])")  # not after "Dr." or "U.S."
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:by the way|also|so|and|oh|actually|anyway|btw|hey|hi|ok(?:ay)?|well)\b[,:]?\s*)+", re.IGNORECASE
+)
+_ASKING = re.compile(
+    r"^.*?\b(?:(?:can|could|would) you (?:please )?(?:remind me|tell me|recall|confirm)"
+    r"|(?:i was|i'm|i am) (?:just )?wondering(?: if you (?:could|can) (?:remind me|tell me|recall|confirm))?"
+    r"|(?:i )?wanted to (?:confirm|check|ask|know)|remind me)\b\s*(?:[-—:,]\s*)?(?:(?:of|about|if|whether)\s+)?",
+    re.IGNORECASE,
+)
+
+
+def asked_part(question: str) -> str:
+    """What a long question asks, without its lead-in: "I'm looking back at our chat about X. Can you remind me
+    what was the 7th job?" → "what was the 7th job?"; "By the way, where…" → "where…"."""
+    sentences = [s for s in _ASKED_SENTENCE.split(question.strip()) if s.strip()]
+    asking = next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1] if sentences else "")
+    asking = _ASKING.sub("", asking, count=1)
+    return _LEAD_IN.sub("", asking)
 
 
 @dataclass
@@ -137,6 +164,7 @@ class Question:
         self.words = set(re.findall(r"[a-z0-9']+", lowered))
         self.when = asked_time(text, evidence) if self.type != "when" else None
         self.object = asked_object(text, persons) if not many(text) else None  # "What is Maya allergic to?"
+        self.current = _CURRENT.search(text) is not None or _PRESENT_OWN.search(text) is not None  # newest wins
         self.wants_questions = _ASKS.search(text) is not None  # "What did I ask about bakeries?"
         doing = _DOING.match(text)  # "Who is moving to Denver?": the one who does it
         self.doing = stem(doing.group(1).lower()) if doing else None
@@ -248,10 +276,19 @@ def answered_question(e: Evidence, asked: dict[tuple[str, int], tuple[str, set[s
     return set()
 
 
-def typed_answer(question: str, evidence: list[Evidence]) -> Answer:
+def typed_answer(question: str, evidence: list[Evidence], today: datetime | None = None) -> Answer:
     """The answer a person can use, from the evidence alone: typed span, speaker, date, citations; "not sure" with
-    the top memory when the span is not of the kind asked for or only repeats the question."""
+    the top memory when the span is not of the kind asked for or only repeats the question. `today` is the day
+    the question is asked: "how many days ago" counts from it."""
     asked = Question(question, evidence)
+    if asked.type in ("how-many", "what") and (added := total_answer(question, evidence)) is not None:
+        return added
+    if asked.type in ("what", "which") and (item := ordinal_answer(question, evidence)) is not None:
+        item.type = asked.type
+        return item
+    if (worked_out := chronology_answer(question, evidence, today)) is not None:
+        worked_out.type = asked.type
+        return worked_out
     answer = _typed(asked, evidence)
     if answer.found and answer.sure and asked.type not in ECHO_FREE and echoes(asked, answer.span or ""):
         return not_sure(asked, evidence)
@@ -295,6 +332,8 @@ def _typed(asked: Question, evidence: list[Evidence]) -> Answer:
             listed = several(asked, kept)
             if listed:
                 return answered(asked, ", ".join(span for span, _ in listed), listed[0][1], [c for _, c in listed[1:]])
+        if asked.current and (newest := newest_telling(asked, kept, pick)):
+            return newest
         if asked.type in ("what", "which"):  # the named thing is taken from the best memory only
             kept = [c for c in kept if c.evidence is best.evidence]
         for clause in kept:
@@ -310,11 +349,28 @@ def _typed(asked: Question, evidence: list[Evidence]) -> Answer:
             return found
         if asked.type == "who" and _speaker(asked, best):
             return answered(asked, best.speaker, best)
-    if asked.type == "when" and session_stamp(best.evidence):  # no stated time: the turn reports the event itself
+    if asked.type == "when" and session_stamp(best.evidence) and not _WHAT_TIME.match(asked.text):
+        # no stated time: the turn reports the event itself (a clock time is never the session's date)
         return answered(asked, shown_date(session_stamp(best.evidence)), best)
     if wants_kind(asked) or tied(best, ranked) or is_caption(best.text):  # a clause of its words would be a guess
         return not_sure(asked, evidence)
     return answered(asked, clause_span(asked, best), best)
+
+
+def newest_telling(asked: Question, kept: list[Clause], pick: Picker) -> Answer | None:
+    """For "current / now / still / latest" questions: of the kept clauses that hold the asked kind, the one said
+    last answers (a knowledge update), the earlier tellings shown as earlier."""
+    told = [(stamp, span, c) for c in kept if (span := pick(asked, c)) and (stamp := session_stamp(c.evidence))]
+    if not told:
+        return None
+    told.sort(key=lambda t: t[0], reverse=True)
+    stamp, span, clause = told[0]
+    earlier = [(s, sp, c) for s, sp, c in told[1:] if s < stamp and sp != span][:2]
+    found = answered(asked, span, clause, [c for _, _, c in earlier])
+    if earlier:
+        shown = "; ".join(f"{sp}, {shown_date(s)} [m{c.evidence.memory_id}]" for s, sp, c in earlier)
+        found.text += f" (earlier: {shown})"
+    return found
 
 
 def _by_or_for(clause: Clause, speaker: str) -> bool:
@@ -403,10 +459,18 @@ def possessive(names: set[str]) -> set[str]:
 
 
 def _when(asked: Question, clause: Clause) -> str | None:
-    """The time the clause states (else the rest of the turn), resolved against the session date."""
+    """The time the clause states (else the rest of the turn), resolved against the session date; for "what time",
+    the clock time it states ("6:30 pm")."""
     stamp = session_stamp(clause.evidence)
     said = _said(clause.evidence)
+    if _WHAT_TIME.match(asked.text):
+        clock = _CLOCK.search(clause.text) or _CLOCK.search(said)
+        return clock.group(0) if clock else None
     return time_span(clause.text, stamp) or time_span(said, stamp) or recurring_day(said) or None
+
+
+_WHAT_TIME = re.compile(r"^\s*(?:at )?what time\b", re.IGNORECASE)
+_CLOCK = re.compile(r"\b(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)", re.IGNORECASE)
 
 
 def _where(asked: Question, clause: Clause) -> str | None:
@@ -486,6 +550,11 @@ def _asks(question: Evidence, reply: Evidence, wants: re.Pattern[str]) -> bool:
     return bool(asked_there) and wants.search(asked_there) is not None and speaker_and_body(reply)[0] != asker
 
 
+_CURRENT = re.compile(
+    r"\b(?:current(?:ly)?|now|still|latest|most recent(?:ly)?|these days|at the moment|so far|to date)\b", re.IGNORECASE
+)
+_PRESENT_OWN = re.compile(r"\b(?:do|am) I\b|\b(?:is|are) my\b")  # "What time do I wake up?": as things are now
+Picker = Callable[["Question", Clause], "str | None"]
 _ASKS = re.compile(r"\b(?:ask|asked|asking|wonder|wondered|wondering)\b", re.IGNORECASE)
 _DOING = re.compile(r"^\s*who\s+(?:is|are|was|were)\s+([a-z]+ing)\b", re.IGNORECASE)
 _RELATION = re.compile(
@@ -526,8 +595,14 @@ def _doer(asked: Question, ranked: list[Clause]) -> Answer | None:
 
 
 def _speaker(asked: Question, clause: Clause) -> str | None:
-    """The clause's speaker, when the question does not name them: who said or did it."""
+    """The clause's speaker, when the question does not name them: who said or did it. Not for a question asked in
+    the first person ("Who gave me…"): the speakers are then the asker and the one they told it to."""
+    if _FIRST_PERSON.search(asked.text):
+        return None
     return clause.speaker if clause.speaker.casefold() not in asked.persons else None
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
 
 
 def _pointed_at(asked: Question, clause: Clause, evidence: list[Evidence]) -> tuple[str, str, Evidence] | None:
@@ -837,7 +912,7 @@ def wants_kind(asked: Question) -> bool:
     """Whether the question asks for a kind of span the rules can tell (a place, a person, a reason, a count, a
     length, a frequency, a name, a title), or for a guess from the chats: without one, a clause of its words
     answers nothing."""
-    if asked.type in KINDED or _NAME.search(asked.text) or asks_title(asked.text):
+    if asked.type in KINDED or _NAME.search(asked.text) or asks_title(asked.text) or _WHAT_TIME.match(asked.text):
         return True
     return asked.type in ("what", "which") and _GUESS.search(asked.text) is not None
 
