@@ -123,3 +123,12 @@ def test_a_present_tense_question_about_oneself_takes_the_newest_telling() -> No
     older.locations, newer.locations = ["lisbon"], ["porto"]
     found = typed_answer("Where do I keep my old sneakers?", [older, newer])
     assert found.span is not None and "Porto" in found.span
+
+
+def test_how_long_had_i_been_counts_from_when_the_doing_began() -> None:
+    """ "I've been taking lessons for six weeks now" began six weeks before it was said; "two weeks ago" is that
+    day, not its whole week."""
+    lessons = memory(10, "I've been taking guitar lessons for six weeks now.", "2023-05-27T10:00:00")
+    amp = memory(11, "I bought a new guitar amp two weeks ago.", "2023-05-27T11:00:00")
+    found = typed_answer("How long had I been taking guitar lessons when I bought the new guitar amp?", [lessons, amp])
+    assert found.span == "4 weeks"

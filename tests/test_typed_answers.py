@@ -91,3 +91,20 @@ def test_the_nth_item_of_a_numbered_list_a_turn_gave() -> None:
     assert typed_answer(question, [listed]).span == "Transcriptionist"
     assert typed_answer("What was the second job in the list?", [listed]).span == "Pet sitter"
     assert typed_answer("What was the 9th job in the list?", [listed]).span != "Transcriptionist"
+
+
+def test_a_name_no_memory_holds_is_not_answered_about_another() -> None:
+    """ "How often do I see Dr. Johnson?" when the chats tell of Dr. Smith: not found, saying which name; a name
+    spelt nearly so, one word of a longer name, or a quoted title is no such name."""
+    from ripplecli.answer.typed import typed_answer, unmentioned_name
+    from ripplecli.trace import Evidence, SourceRef
+
+    text = "I see my therapist Dr. Smith every week, and I love LeBron and Xeonoblade."
+    source = SourceRef("D1:1", "1", "user", text, "2023-05-01T10:00:00")
+    seen = [Evidence(1, f"user: {text}", 0.0, 1, ["D1:1"], [source])]
+    found = typed_answer("How often do I see Dr. Johnson?", seen)
+    assert not found.found and "Johnson" in found.text
+    assert typed_answer("How often do I see Dr. Smith?", seen).span == "every week"
+    assert unmentioned_name("What do I like about Lebron James?", seen) is None
+    assert unmentioned_name("What is Xenoblade like?", seen) is None
+    assert unmentioned_name('When did I watch "Eternal Sunshine of the Spotless Mind"?', seen) is None

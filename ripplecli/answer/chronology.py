@@ -10,13 +10,13 @@ rules answer as before).
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ripplecli.answer.base import Answer
 from ripplecli.answer.phrases import stem
 from ripplecli.answer.spans import shown_date
 from ripplecli.cues import content_tokens, without_relative_times
-from ripplecli.extract.timeparse import find_expression
+from ripplecli.extract.timeparse import COUNTS, find_expression
 from ripplecli.trace import Evidence
 
 LOOK_AT = 20  # the evidence an event is matched in: the best-ranked memories
@@ -128,6 +128,8 @@ def stated_day(sentence: str, e: Evidence) -> datetime | None:
     from ripplecli.answer.typed import session_stamp
 
     said = session_stamp(e)
+    if said is not None and (back := _span_back(sentence)) is not None:
+        return said - timedelta(days=back)
     if named := find_expression(sentence, said):
         return named[1][0].replace(tzinfo=None)
     slash = _MONTH_SLASH_DAY.search(sentence)
@@ -150,6 +152,25 @@ def _without(sentence: str, phrase: str) -> str:
 
 
 _DAY_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def _span_back(sentence: str) -> float | None:
+    """Days back from the day said that a sentence counts: "two weeks ago" (that day, not the whole week), or the
+    start of a doing still going on: "I've been taking lessons for six weeks now"."""
+    match = _AGO_SAID.search(sentence) or (_BEEN_FOR.search(sentence) if _HAVE_BEEN.search(sentence) else None)
+    if match is None:
+        return None
+    count = COUNTS[match["count"].lower()][0] if not match["count"].isdigit() else int(match["count"])
+    return count * DAYS_IN[match["unit"].lower()]
+
+
+_COUNT = rf"(?P<count>\d+|{'|'.join(sorted(COUNTS, key=len, reverse=True))})"
+_AGO_SAID = re.compile(rf"\b{_COUNT}\s+(?P<unit>day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+_BEEN_FOR = re.compile(
+    rf"\bfor (?:about |almost |nearly |over |around |roughly )?{_COUNT}\s+(?P<unit>day|week|month|year)s?\b",
+    re.IGNORECASE,
+)
+_HAVE_BEEN = re.compile(r"\b(?:i've|i have|we've|we have) been\b", re.IGNORECASE)
 
 
 def memory_day(e: Evidence) -> datetime | None:
