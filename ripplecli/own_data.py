@@ -133,6 +133,7 @@ class StoreUpkeep:
 
     def import_(self, source: str | Path) -> dict[str, int]:
         """Restore an export into this (empty) store; vectors are re-encoded when the export has none."""
+        from ripplecli.store.doctor import build_passages
         from ripplecli.store.portable import ensure_empty, import_records, read_document
 
         self._writable()
@@ -144,6 +145,7 @@ class StoreUpkeep:
         if not records["vector"] and records["memory"]:
             self._check_encoder(header["meta"].get("encoder_name"), path.name)
         import_records(self.store, header, records, lambda texts: self.encoder.encode(texts))
+        build_passages(self.store, lambda: self.encoder)  # an export holds no passages: encoded again
         self.store.rebuild_vector_index()
         self.store.refresh_lexical_index()
         return {kind: len(rows) for kind, rows in records.items()}
