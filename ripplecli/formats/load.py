@@ -123,12 +123,13 @@ def _streamed(path: Path, name: str, fmt: str, info: os.stat_result) -> Streamed
 
 
 def _streamed_bundle(entries: list[Entry], name: str, fmt: str, others: list[Member]) -> Reading | None:
-    """A zip or folder whose one big chat file is an export read record by record (a ChatGPT or Telegram export as
+    """A zip or folder whose biggest chat file is an export read record by record (a ChatGPT or Telegram export as
     downloaded): that file streamed from where it is, its other chat files read whole and ingested first. None when
-    there is no such file (or more than one): the bundle is read whole."""
+    it is not such a file: the bundle is read whole."""
     big = [e for e in entries if e.size > STREAM_BYTES and can_stream(e.head(name), e.size, fmt, e.path)]
-    if len(big) != 1:
+    if not big:
         return None
+    big = [max(big, key=lambda e: e.size)]
     rest: dict[str, tuple[bytes, object]] = {e.path: (e.read(name), e.modified) for e in entries if e is not big[0]}
     small = _bundle_reading(rest, name, fmt) if rest else Reading([])
     kept = [found for conversation in small.conversations if (found := conversation.with_turns()) is not None]
