@@ -204,15 +204,20 @@ def ingest(
     print_turns(store, messages)
 
 
-def print_turns(store: Path, messages: int) -> None:
-    """The store's turns, stored and distinct (conversation, turn id), against the messages written."""
-    from ripplecli.api import Memory
+TURNS = """
+import sys
+from ripplecli.api import Memory
+with Memory(sys.argv[1], read_only=True) as memory:
+    sql = "SELECT count(*), count(DISTINCT (conversation_id, turn_id)) FROM sources"
+    stored, distinct = memory.store.con.execute(sql).fetchone()
+print(f"turns: {stored:,} stored, {distinct:,} distinct, of {int(sys.argv[2]):,} messages written")
+"""
 
-    with Memory(store, read_only=True) as memory:
-        stored, distinct = memory.store.con.execute(
-            "SELECT count(*), count(DISTINCT (conversation_id, turn_id)) FROM sources"
-        ).fetchone()
-    print(f"turns: {stored:,} stored, {distinct:,} distinct, of {messages:,} messages written")
+
+def print_turns(store: Path, messages: int) -> None:
+    """The store's turns, stored and distinct (conversation, turn id), against the messages written; in a child
+    run from the working directory, so the checkout's ripple reads the store (not an installed one)."""
+    subprocess.run([sys.executable, "-c", TURNS, str(store), str(messages)], check=True)
 
 
 PARSE_ONLY = """
