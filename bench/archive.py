@@ -204,7 +204,7 @@ def ingest(
     print_turns(store, messages)
 
 
-TURNS = """
+COUNT_TURNS = """
 import sys
 from ripplecli.api import Memory
 with Memory(sys.argv[1], read_only=True) as memory:
@@ -217,7 +217,7 @@ print(f"turns: {stored:,} stored, {distinct:,} distinct, of {int(sys.argv[2]):,}
 def print_turns(store: Path, messages: int) -> None:
     """The store's turns, stored and distinct (conversation, turn id), against the messages written; in a child
     run from the working directory, so the checkout's ripple reads the store (not an installed one)."""
-    subprocess.run([sys.executable, "-c", TURNS, str(store), str(messages)], check=True)
+    subprocess.run([sys.executable, "-c", COUNT_TURNS, str(store), str(messages)], check=True)
 
 
 PARSE_ONLY = """
