@@ -269,3 +269,13 @@ def test_a_killed_zip_ingest_resumes_with_nothing_lost_or_doubled(tmp_path):
     assert ingest_process(path, store) == 0
     _, turns = stored(store)
     assert len(turns) == len(set(turns)) == 36
+
+
+def test_a_big_export_in_a_folder_streams_too(tmp_path, always_stream):
+    """An unzipped export folder's conversations.json streams as the zipped one does (a folder was read whole)."""
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "conversations.json").write_text(json.dumps(chatgpt_export(4, 4)), encoding="utf-8")
+    (folder / "chat.html").write_text("<html></html>", encoding="utf-8")
+    reading = read_input(folder, stream=True)
+    assert streamed(reading) == read_input(folder).conversations and reading.stream.source.member == ""
