@@ -2,6 +2,9 @@
 
     .venv/bin/python bench/archive.py --messages 10000 --out /tmp/archive-10k.json --ingest /tmp/archive-store
     .venv/bin/python bench/archive.py --messages 200000 --out /tmp/archive-200k.json --parse-only
+    .venv/bin/python bench/archive.py --messages 200000 --out /tmp/archive-200k.zip --zip --parse-only
+    .venv/bin/python bench/archive.py --messages 1500 --out /tmp/a.zip --zip --stream-bytes 0 --ingest /tmp/s \
+        --kill-after 60   # then the same with --resume: stored and distinct turns match the messages
 
 `conversations.json` as ChatGPT's export writes it: a list of conversations, each a `mapping` of message nodes
 under a hidden root and system message, ~10 messages a conversation (6 to 14), the user's ~42 words a turn and
@@ -12,7 +15,11 @@ file is written one conversation at a time (the generator's memory stays flat to
 it every `--every` seconds (memories the saved vector index holds, resident memory, CPU seconds, the ETA from the
 messages done so far), then prints wall and CPU time, words/s and the peak RSS. `--kill-after S` kills it with
 SIGKILL after S seconds, to time a resume (run again with `--resume`). `--parse-only` instead reads the file
-through the streamed reader in a child process (no encoder, no store) and prints that process's peak RSS.
+through the streamed reader in a child process (no encoder, no store) and prints that process's peak RSS (with
+`--whole`, read whole instead, as `read_chat` does). `--zip` writes the export as downloaded: conversations.json
+inside OUT, a zip, streamed from the member. `--stream-bytes N` sets the size above which a file is streamed
+(ripplecli.formats.stream.STREAM_BYTES) in the child, so a small export takes the streamed path too. After an
+ingest the store's turns are counted, stored and distinct, so a kill -9 and resume shows nothing lost or doubled.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 from bigfile import sample  # bench/: run as a script, its folder first on sys.path
@@ -137,11 +145,33 @@ def write(path: Path, messages: int, seed: int = 28) -> tuple[int, int, int]:
     return number, written, words
 
 
+def write_zip(path: Path, messages: int) -> tuple[int, int, int]:
+    """The export as downloaded: conversations.json written beside, then deflated into the zip at `path`."""
+    plain = path.with_name(path.name + ".conversations.json")
+    counted = write(plain, messages)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.write(plain, "conversations.json")
+        archive.writestr("chat.html", "<html></html>")
+    plain.unlink()
+    return counted
 
 
-def ingest(path: Path, store: Path, messages: int, words: int, every: float, kill_after: float | None) -> None:
+CHILD = """
+import sys
+import ripplecli.formats.load as load, ripplecli.formats.stream as stream
+if sys.argv[1] != "-":
+    stream.STREAM_BYTES = load.STREAM_BYTES = int(sys.argv[1])
+from ripplecli.cli import main
+sys.argv = ["ripple", *sys.argv[2:]]
+main()
+"""
+
+
+def ingest(
+    path: Path, store: Path, messages: int, words: int, every: float, kill_after: float | None, stream_bytes: str
+) -> None:
     """Run the CLI ingest of `path` into `store`, print a sample line (with the ETA) every `every` s, then totals."""
-    command = [sys.executable, "-m", "ripplecli.cli", "ingest", str(path), "--store", str(store), "--me", "Robin"]
+    command = [sys.executable, "-c", CHILD, stream_bytes, "ingest", str(path), "--store", str(store), "--me", "Robin"]
     started, load = time.perf_counter(), os.getloadavg()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     peak = 0.0
@@ -159,6 +189,7 @@ def ingest(path: Path, store: Path, messages: int, words: int, every: float, kil
             os.kill(child.pid, signal.SIGKILL)
             child.wait()
             print(f"killed (SIGKILL) after {elapsed:.0f} s with {count:,} memories in the saved index")
+            print_turns(store, messages)
             return
     if child.wait():
         raise SystemExit(f"ingest failed with exit code {child.returncode}")
@@ -170,14 +201,42 @@ def ingest(path: Path, store: Path, messages: int, words: int, every: float, kil
         f"({messages / wall:.1f} messages/s), {cpu:.0f} s CPU, peak RSS {usage.ru_maxrss / 1024:.0f} MB "
         f"(sampled {peak:.0f}), load {load[0]:.1f}/{load[1]:.1f} -> {os.getloadavg()[0]:.1f}"
     )
+    print_turns(store, messages)
+
+
+COUNT_TURNS = """
+import sys
+from ripplecli.api import Memory
+with Memory(sys.argv[1], read_only=True) as memory:
+    sql = "SELECT count(*), count(DISTINCT (conversation_id, turn_id)) FROM sources"
+    stored, distinct = memory.store.con.execute(sql).fetchone()
+print(f"turns: {stored:,} stored, {distinct:,} distinct, of {int(sys.argv[2]):,} messages written")
+"""
+
+
+def print_turns(store: Path, messages: int) -> None:
+    """The store's turns, stored and distinct (conversation, turn id), against the messages written; in a child
+    run from the working directory, so the checkout's ripple reads the store (not an installed one)."""
+    subprocess.run([sys.executable, "-c", COUNT_TURNS, str(store), str(messages)], check=True)
 
 
 PARSE_ONLY = """
 import resource, sys, time
 from pathlib import Path
-from ripplecli.api import read_export
+import ripplecli.formats.load as load, ripplecli.formats.stream as streaming
+from ripplecli.api import read_chat, read_export
+if sys.argv[2] != "-":
+    streaming.STREAM_BYTES = load.STREAM_BYTES = int(sys.argv[2])
 started = time.perf_counter()
+if sys.argv[3] == "whole":
+    found = read_chat(Path(sys.argv[1]))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{len(found):,} conversations, {sum(c.turn_count for c in found):,} turns read whole in "
+          f"{time.perf_counter() - started:.0f} s, peak RSS {peak:.0f} MB")
+    sys.exit()
 stream = read_export(Path(sys.argv[1])).stream
+if stream is None:
+    sys.exit("not streamed: the file is under STREAM_BYTES (see --stream-bytes) or its format does not stream")
 checked = time.perf_counter() - started
 chats = turns = 0
 for chunk in stream.chunks():
@@ -189,9 +248,10 @@ print(f"{chats:,} conversations, {turns:,} turns (checked: {stream.turns:,}): ch
 """
 
 
-def parse_only(path: Path) -> None:
+def parse_only(path: Path, stream_bytes: str, whole: bool) -> None:
     """Read the file as ingest does (checked whole, then streamed in chunks) without encoding; its peak RSS."""
-    subprocess.run([sys.executable, "-c", PARSE_ONLY, str(path)], check=True)
+    subprocess.run([sys.executable, "-c", PARSE_ONLY, str(path), stream_bytes, "whole" if whole else "stream"],
+                   check=True)
 
 
 def main() -> None:
@@ -203,6 +263,9 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true", help="ingest into STORE as it is (after a kill)")
     parser.add_argument("--kill-after", type=float, default=None, metavar="S", help="SIGKILL the ingest after S s")
     parser.add_argument("--parse-only", action="store_true", help="only read the file as ingest does; its peak RSS")
+    parser.add_argument("--whole", action="store_true", help="with --parse-only: read it whole (read_chat)")
+    parser.add_argument("--zip", action="store_true", help="write OUT as a zip holding conversations.json")
+    parser.add_argument("--stream-bytes", default="-", metavar="N", help="stream files above N bytes (default 8 MB)")
     parser.add_argument("--every", type=float, default=30.0, help="seconds between samples while ingesting")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -210,17 +273,17 @@ def main() -> None:
         print(f"{args.out}: reused")
         chats, messages, words = _counted(args.out)
     else:
-        chats, messages, words = write(args.out, args.messages)
+        chats, messages, words = (write_zip if args.zip else write)(args.out, args.messages)
         Path(f"{args.out}.counts").write_text(json.dumps([chats, messages, words]))
     size = args.out.stat().st_size
     print(f"{args.out}: {chats:,} conversations, {messages:,} messages, {words:,} words, {size / 1e6:,.0f} MB "
           f"({time.perf_counter() - started:.0f} s)")
     if args.parse_only:
-        parse_only(args.out)
+        parse_only(args.out, args.stream_bytes, args.whole)
     if args.ingest:
         if not args.resume:
             shutil.rmtree(args.ingest, ignore_errors=True)
-        ingest(args.out, args.ingest, messages, words, args.every, args.kill_after)
+        ingest(args.out, args.ingest, messages, words, args.every, args.kill_after, args.stream_bytes)
 
 
 def _counted(path: Path) -> tuple[int, int, int]:

@@ -194,10 +194,10 @@ def ingest(
     Re-ingesting a file is a no-op, and a newer export adds only its new messages, whatever the file is called.
     A .zip or an export folder is read as it comes; the README's "Chat formats" section says how to get each export.
 
-    In a zip or folder every .json, .txt and .md file in a known format is read
-    (a Slack export in it as a whole, the files beside it one by one): a .md or
-    .txt that is no WhatsApp chat as notes (so `ripple ingest .` takes a README
-    too). Hidden files, media and other files are passed over; the ingest lists
+    In a zip or folder (and a zip in a folder) every .json, .txt and .md file in
+    a known format is read (a Slack export in it as a whole, the files beside it
+    one by one): a .md or .txt that is no WhatsApp chat as notes (so `ripple
+    ingest .` takes a README too). Hidden files, media and other files are passed over; the ingest lists
     what it read, as what, what it passed over, and why messages were left out.
 
     \b
@@ -208,9 +208,9 @@ def ingest(
     `me` in the config, else asked once on a terminal. A group chat, a Slack or a
     Discord export does not say who you are: the person `--me` (or `me`) names is.
 
-    A big export (a ChatGPT conversations.json, a Telegram account's result.json)
-    is read a conversation at a time, so any size fits in memory; if the ingest
-    is stopped, running the same command again adds the rest.
+    A big export (a ChatGPT conversations.json, a Telegram account's result.json,
+    zipped or not) is read a conversation at a time, so any size fits in memory;
+    if the ingest is stopped, running the same command again adds the rest.
     """
     from ripplecli import api
 

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from ripplecli.errors import InputError
 from ripplecli.formats.detect import HELP
-from ripplecli.formats.stream import Source
+from ripplecli.formats.stream import UNPACK_ERRORS, Source, unpack_error
 from ripplecli.formats.text import TEXT_SUFFIXES
 
 READABLE_SUFFIXES = TEXT_SUFFIXES | {".json"}
@@ -44,6 +44,27 @@ class Entry:
     def head(self, container: str, size: int = 4096) -> bytes:
         """The file's first bytes, to tell JSON from text without reading it."""
         return self.source.read_head(member_name(container, self.path), size)
+
+
+def read_entries(entries: list[Entry], container: str) -> dict[str, tuple[bytes, object]]:
+    """Every entry's bytes and time, each zip opened once (a Slack export's zip holds thousands of small files)."""
+    found: dict[str, tuple[bytes, object]] = {}
+    archives: dict[Path, zipfile.ZipFile] = {}
+    try:
+        for entry in entries:
+            path, member = entry.source.path, entry.source.member
+            if not member:
+                found[entry.path] = (entry.read(container), entry.modified)
+                continue
+            try:
+                archive = archives.get(path) or archives.setdefault(path, zipfile.ZipFile(path))
+                found[entry.path] = (archive.read(member), entry.modified)
+            except UNPACK_ERRORS as err:
+                raise unpack_error(member_name(container, entry.path), err) from None
+    finally:
+        for archive in archives.values():
+            archive.close()
+    return found
 
 
 def member_name(container: str, path: str) -> str:

@@ -17,6 +17,7 @@ from ripplecli.formats.bundle import (  # noqa: F401  (MAX_BUNDLE_BYTES, is_chat
     bundle_entries,
     is_chat_member,
     member_name,
+    read_entries,
 )
 from ripplecli.formats.detect import (
     HELP,
@@ -85,7 +86,7 @@ def read_input(path: Path, fmt: str = "auto", stream: bool = False) -> Reading:
         entries = bundle_entries(path, name, stat.S_ISDIR(info.st_mode), others)
         if stream and (streamed := _streamed_bundle(entries, name, fmt, others)) is not None:
             return streamed
-        reading = read_bundle({entry.path: (entry.read(name), entry.modified) for entry in entries}, name, fmt)
+        reading = read_bundle(read_entries(entries, name), name, fmt)
     elif stream and (single := _streamed(path, name, fmt, info)) is not None:
         return Reading([], stream=single)
     else:
@@ -123,13 +124,14 @@ def _streamed(path: Path, name: str, fmt: str, info: os.stat_result) -> Streamed
 
 
 def _streamed_bundle(entries: list[Entry], name: str, fmt: str, others: list[Member]) -> Reading | None:
-    """A zip or folder whose one big chat file is an export read record by record (a ChatGPT or Telegram export as
+    """A zip or folder whose biggest chat file is an export read record by record (a ChatGPT or Telegram export as
     downloaded): that file streamed from where it is, its other chat files read whole and ingested first. None when
-    there is no such file (or more than one): the bundle is read whole."""
+    it is not such a file: the bundle is read whole."""
     big = [e for e in entries if e.size > STREAM_BYTES and can_stream(e.head(name), e.size, fmt, e.path)]
-    if len(big) != 1:
+    if not big:
         return None
-    rest: dict[str, tuple[bytes, object]] = {e.path: (e.read(name), e.modified) for e in entries if e is not big[0]}
+    big = [max(big, key=lambda e: e.size)]
+    rest = read_entries([e for e in entries if e is not big[0]], name)
     small = _bundle_reading(rest, name, fmt) if rest else Reading([])
     kept = [found for conversation in small.conversations if (found := conversation.with_turns()) is not None]
     streamed = open_stream(big[0].source, member_name(name, big[0].path), fmt, kept)

@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from ripplecli.errors import InputError
 from ripplecli.formats.fields import ChatFormat, Node, ShapeError, json_path
+from ripplecli.formats.text import TEXT_SUFFIXES
 from ripplecli.model import Conversation
 from ripplecli.owner import is_role_word, owner_names
 
@@ -39,7 +40,6 @@ SAMPLE_BYTES = 4 << 20
 _BOM = b"\xef\xbb\xbf"
 # What a damaged or unsupported zip member raises as it is unpacked (a bad CRC at its end, a cut deflate stream).
 UNPACK_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError)
-TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})  # ripplecli.formats.text's, without its import
 
 
 @dataclass(frozen=True)
