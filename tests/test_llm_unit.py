@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ripplecli.answer.base import NOT_FOUND
-from ripplecli.answer.llm import llm_answer
+from ripplecli.answer.llm import MIN_BLOCK, llm_answer
 from ripplecli.api import Memory
 from ripplecli.extract.llm import SOURCE_TURN_ITEMS, ExtractionOut, LLMExtractor
 from ripplecli.extract.rules import RulesExtractor
@@ -531,6 +531,18 @@ def test_a_question_naming_what_no_memory_shown_mentions_is_not_found_without_th
     assert "korea, lee" in (answer.note or "") and "not asked" in (answer.note or "")
     asked = llm_answer(fake_llm("Paris [m4]"), "Did Alice like Paris in May?", evidence(), CallLog())
     assert asked.found and asked.span == "Paris"  # named in the memories (a month is no name)
+
+
+def test_a_name_only_in_a_memory_left_out_of_the_block_is_still_asked_about(fake_llm):
+    """The chats do speak of it: the block's budget left it out, so "not found in your chats" would be untrue."""
+    many = [
+        Evidence(i, f"Alice cooked dish number {i} for the party on the lake.", 0.0, i, [f"D1:{i}"]) for i in range(30)
+    ]
+    many.append(Evidence(99, "Bob flew to Hawaii in June.", 0.0, 31, ["D2:1"]))
+    model = fake_llm("not found in your chats")
+    llm_answer(model, "Where did Alice stay in Hawaii?", many, CallLog(), budget=MIN_BLOCK)
+    block = model.requests[0][0][-1]["content"].rpartition("Question:")[0]
+    assert "Hawaii" not in block and len(model.requests) == 1
 
 
 def test_the_name_check_can_be_switched_off(fake_llm, monkeypatch):

@@ -43,7 +43,7 @@ MIN_BLOCK = 100  # a block is never cut below this for a small context (one memo
 EVIDENCE_TOKENS = 350  # the compact block: best-ranked memories while they fit (bench/README.md: 350 vs 200 and 600)
 CAP_SECONDS = 60.0  # wall clock of one answer; a model that stalls or loops is cut off and the rules answer
 MAX_ANSWER_CHARS = 400  # a plain answer longer than this is a model rambling, not an answer
-UNNAMED = 1  # 1: a question naming something no memory shown mentions is "not found" without asking the model
+UNNAMED = 1  # 1: a question naming something no memory found mentions is "not found" without asking the model
 # measured: see bench/README.md (LongMemEval oracle dev, Qwen2.5-Coder-1.5B, --answer auto)
 _CITATION = re.compile(r"\[m(\d+)\]")
 _PHOTO = re.compile(r"\s*[\[(](?:image|photo):[^\])]*[\])]?", re.IGNORECASE)  # a shared photo's caption, copied
@@ -215,7 +215,7 @@ def llm_answer(
     if not evidence:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note="no evidence to answer from")
     prompt, shown, budget = block_prompt(llm, question, evidence, block, budget, today)
-    absent = unnamed(question, prompt[-1]["content"]) if UNNAMED else []
+    absent = unnamed(question, prompt[-1]["content"], evidence) if UNNAMED else []
     if absent:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note=_unnamed_note(absent))
     tokens_in = prompt_tokens(llm, prompt)
@@ -289,16 +289,19 @@ def question_names(question: str) -> list[str]:
     return [n for n in dict.fromkeys(found) if len(n) > 1 and not {n, n.removesuffix("s")} & _NOT_NAMES]
 
 
-def unnamed(question: str, prompt: str) -> list[str]:
-    """The question's names that no memory in the prompt mentions: the chats shown do not speak of what is asked
-    about ("How long was I in Korea?" over memories of Japan)."""
-    memories = prompt.rpartition("\n\nQuestion: ")[0].lower()
+def unnamed(question: str, prompt: str, evidence: list[Evidence]) -> list[str]:
+    """The question's names that neither the prompt's memories nor any memory recalled mentions (in full, the turn
+    it answers too): the chats found do not speak of what is asked about ("How long was I in Korea?" over memories
+    of Japan). A name only clipped out of the block still counts as mentioned: the chats do speak of it."""
+    said = [prompt.rpartition("\n\nQuestion: ")[0]]
+    said += [f"{e.context.text if e.context else ''} {' '.join(speaker_and_body(e))}" for e in evidence]
+    memories = "\n".join(said).lower()
     return [n for n in question_names(question) if not re.search(rf"\b{re.escape(n)}", memories)]
 
 
 def _unnamed_note(absent: list[str]) -> str:
     """Why the model was not asked."""
-    return f"the question names {', '.join(absent)}, which no memory shown mentions: the model was not asked"
+    return f"the question names {', '.join(absent)}, which no memory found mentions: the model was not asked"
 
 
 def _words(text: str) -> list[str]:
