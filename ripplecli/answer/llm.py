@@ -214,10 +214,10 @@ def llm_answer(
     `budget` in tokens), streamed; the typed answer (noted) when it fails. `today` dates "how long ago"."""
     if not evidence:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note="no evidence to answer from")
-    prompt, shown, budget = block_prompt(llm, question, evidence, block, budget, today)
-    absent = unnamed(question, prompt[-1]["content"], evidence) if UNNAMED else []
+    absent = unnamed(question, evidence) if UNNAMED else []
     if absent:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note=_unnamed_note(absent))
+    prompt, shown, budget = block_prompt(llm, question, evidence, block, budget, today)
     tokens_in = prompt_tokens(llm, prompt)
     if stream is not None:
         stream.started(getattr(llm, "name", "the local model"), tokens_in)
@@ -289,14 +289,12 @@ def question_names(question: str) -> list[str]:
     return [n for n in dict.fromkeys(found) if len(n) > 1 and not {n, n.removesuffix("s")} & _NOT_NAMES]
 
 
-def unnamed(question: str, prompt: str, evidence: list[Evidence]) -> list[str]:
-    """The question's names that neither the prompt's memories nor any memory recalled mentions (in full, the turn
-    it answers too): the chats found do not speak of what is asked about ("How long was I in Korea?" over memories
-    of Japan). A name only clipped out of the block still counts as mentioned: the chats do speak of it."""
-    said = [prompt.rpartition("\n\nQuestion: ")[0]]
-    said += [f"{e.context.text if e.context else ''} {' '.join(speaker_and_body(e))}" for e in evidence]
-    memories = "\n".join(said).lower()
-    return [n for n in question_names(question) if not re.search(rf"\b{re.escape(n)}", memories)]
+def unnamed(question: str, evidence: list[Evidence]) -> list[str]:
+    """The question's names that no memory recalled mentions (its speaker, its words, the turn it answers): the
+    chats found do not speak of what is asked about ("How long was I in Korea?" over memories of Japan). Every
+    memory counts, not only those the block shows: a name the budget left out is still in the chats."""
+    said = "\n".join(f"{e.context.text if e.context else ''} {' '.join(speaker_and_body(e))}" for e in evidence)
+    return [n for n in question_names(question) if not re.search(rf"\b{re.escape(n)}", said.lower())]
 
 
 def _unnamed_note(absent: list[str]) -> str:
