@@ -286,7 +286,8 @@ def question_names(question: str) -> list[str]:
     """The names a question gives: its capitalised words that do not start a sentence, lower-cased, once each."""
     text = question.strip()
     found = (m.group().lower() for m in _CAPITALISED.finditer(text) if not _SENTENCE_START.search(text[: m.start()]))
-    return [n for n in dict.fromkeys(found) if len(n) > 1 and not {n, n.removesuffix("s")} & _NOT_NAMES]
+    short = 2  # "US" in a LoCoMo question matched no memory; two letters name too little to say "not found"
+    return [n for n in dict.fromkeys(found) if len(n) > short and not {n, n.removesuffix("s")} & _NOT_NAMES]
 
 
 def unnamed(question: str, evidence: list[Evidence]) -> list[str]:
