@@ -31,7 +31,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ripplecli.answer import RULES_TYPES, VERDICT_TYPES, reading, typed_answer
+from ripplecli.answer import RULES_TYPES, VERDICT_TYPES, ModelProvider, _rules_kept, reading, typed_answer
+from ripplecli.answer import llm as answer_llm
 from ripplecli.answer.llm import BLOCKS, block_prompt, llm_answer, llm_answer_json
 from ripplecli.answer.typed import question_type
 from ripplecli.api import Memory
@@ -103,25 +104,32 @@ def answer(
 
 @contextlib.contextmanager
 def constants(overrides: list[str]) -> Iterator[None]:
-    """reading.py's constants set to `NAME=value` for the duration."""
-    saved = {}
+    """reading.py's or llm.py's constants (`@UNNAMED=0`) set to `NAME=value` for the duration."""
+    saved = []
     for override in overrides:
         name, _, value = override.partition("=")
-        saved[name] = getattr(reading, name)
-        setattr(reading, name, type(saved[name])(value) if not isinstance(saved[name], str) else value)
+        module = reading if hasattr(reading, name) else answer_llm
+        old = getattr(module, name)
+        saved.append((module, name, old))
+        setattr(module, name, type(old)(value) if not isinstance(old, str) else value)
     try:
         yield
     finally:
-        for name, value in saved.items():
-            setattr(reading, name, value)
+        for module, name, old in reversed(saved):
+            setattr(module, name, old)
 
 
 def _answer(
     variant: str, llm: Any, question: str, evidence: list[Evidence], today: datetime | None
 ) -> tuple[Any, CallLog]:
     """One variant's answer, its constants set."""
+    auto, plus, variant = variant.rpartition("+")  # auto+shaped:600: what --answer auto answers
     kind, _, budget = variant.partition(":")
     log = CallLog()
+    if auto == "auto" and plus:
+        kept = _rules_kept(question, evidence, ModelProvider(True, lambda: llm, rules_when_sure(llm.path)))
+        if kept is not None:
+            return kept, log
     if kind == "typed":
         return typed_answer(question, evidence, today), log
     if kind in BLOCKS:

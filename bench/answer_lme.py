@@ -9,7 +9,12 @@ date), then answered by each variant from the same evidence, as bench/answer_llm
         --variants typed,plain:350,shaped:600 --per-type 6 --out /tmp/lme-answer
 
 Preference questions are left out (their gold is a rubric, not an answer). Abstention questions (`_abs`) count
-as right when the answer abstains. Rows go to `OUT/<model>-<variant>.jsonl` (a re-run resumes).
+as right when the answer abstains; each summary also counts the abstentions (`abs_right`: of the `_abs`
+questions; `abs_wrong`: of the answerable ones) and gives containment on each half of eval/longmemeval-split.json
+(`--half tuning` answers only the half constants are chosen on; `--most N` the first N questions). A variant
+`auto+shaped:600` answers as `--answer auto` does (the rules where auto keeps them), and `@NAME=value` sets one of
+reading.py's or llm.py's constants for that variant (`auto+shaped:600@UNNAMED=0`: the name check off).
+Rows go to `OUT/<model>-<variant>.jsonl` (a re-run resumes).
 """
 
 from __future__ import annotations
@@ -33,8 +38,13 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "longmemeval-oracle-dev.json.gz"
 TYPES = tuple(t for t in QUESTION_TYPES if t != PREFERENCE)
 K = 30
-SPLIT = json.loads((REPO / "eval" / "longmemeval-split.json").read_text(encoding="utf-8"))
-HALVES = {half: frozenset(SPLIT[half]) for half in ("tuning", "report")}  # choose on tuning, report on report
+SPLIT = REPO / "eval" / "longmemeval-split.json"  # the tuning and report halves of the dev ids
+
+
+def halves() -> dict[str, frozenset[str]]:
+    """Each half's question ids."""
+    split = json.loads(SPLIT.read_text(encoding="utf-8"))
+    return {half: frozenset(split[half]) for half in ("tuning", "report")}
 
 
 def recall_all(path: Path, per_type: int, out: Path) -> list[Asked]:
@@ -65,6 +75,26 @@ def scored(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def abstentions(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Abstentions counted where right (`_abs` questions) and where wrong (answerable ones), and the sizes."""
+    unanswerable = [r for r in rows if r["conversation"].endswith(ABSTENTION_SUFFIX)]
+    answerable = [r for r in rows if not r["conversation"].endswith(ABSTENTION_SUFFIX)]
+    return {
+        "abs_right": f"{sum(r['abstained'] for r in unanswerable)}/{len(unanswerable)}",
+        "abs_wrong": f"{sum(r['abstained'] for r in answerable)}/{len(answerable)}",
+    }
+
+
+def by_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Containment on each half of the split (and how many of its questions were answered)."""
+    out: dict[str, Any] = {}
+    for half, ids in halves().items():
+        kept = [r["contains"] for r in rows if r["conversation"] in ids]
+        out[f"contains_{half}"] = _mean(kept)
+        out[f"n_{half}"] = len(kept)
+    return out
+
+
 def main() -> None:
     """Parse arguments, recall once, answer with every variant, print a summary line per variant."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -75,9 +105,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--minutes", type=float, default=25.0)
     parser.add_argument("--out", type=Path, default=Path("/tmp/lme-answer"))
+    parser.add_argument("--half", choices=("tuning", "report"), help="only this half of eval/longmemeval-split.json")
+    parser.add_argument("--most", type=int, help="only the first N questions (of the half)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     asked = recall_all(args.data, args.per_type, args.out)
+    if args.half:  # the same recalled evidence, one half of it: constants are chosen on tuning, shown on report
+        asked = [a for a in asked if a[0].conversation_id in halves()[args.half]]
+    asked = asked[: args.most]
     variants = args.variants.split(",")
     needs_model = any(v != "typed" for v in variants)
     llm = LlamaCppLLM(args.model, ModelOptions(n_threads=args.threads)) if needs_model else None
@@ -90,12 +125,8 @@ def main() -> None:
         line = summary(rows, TYPES)
         keep = [k for k in line if not k.startswith(("f1_tune", "f1_held", "contains_"))]
         by_type = {f"contains_{t}": _mean([r["contains"] for r in rows if r["category"] == t]) for t in TYPES}
-        by_type |= {
-            f"contains_{half}": _mean([r["contains"] for r in rows if r["conversation"] in ids])
-            for half, ids in HALVES.items()
-        }
         shown = {"model": tag if variant != "typed" else "-", "variant": variant, **{k: line[k] for k in keep}}
-        shown |= by_type | {"load": f"{load_before:.2f}->{os.getloadavg()[0]:.2f}"}
+        shown |= by_type | by_half(rows) | abstentions(rows) | {"load": f"{load_before:.2f}->{os.getloadavg()[0]:.2f}"}
         print(json.dumps(shown), flush=True)
 
 

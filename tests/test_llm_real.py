@@ -101,6 +101,18 @@ def test_an_answer_cites_only_evidence(real_llm):
     assert log.calls[-1].component == "answer" and log.calls[-1].tokens_in > 0
 
 
+def test_an_answer_about_a_name_no_memory_mentions_is_not_found_and_any_other_is_asked(real_llm):
+    """Through llama.cpp: Korea is in no memory, so the model is not asked; about Paris it is, and whatever it
+    says is either an answer or, when it abstains, "not found" with its words noted."""
+    evidence = [Evidence(1, "Alice went to Paris with Maya.", 0.0, 1, ["D1:1"])]
+    log = CallLog()
+    korea = llm_answer(real_llm, "How long was Alice in Korea?", evidence, log)
+    assert not korea.found and korea.text == "not found in your chats" and "korea" in (korea.note or "")
+    assert log.calls == []
+    paris = llm_answer(real_llm, "How long was Alice in Paris?", evidence, log)
+    assert len(log.calls) == 1 and (paris.found or paris.method == "typed" or paris.text == "not found in your chats")
+
+
 def test_a_new_process_starts_from_the_saved_prompt_prefix(smollm2, tmp_path, monkeypatch):
     """The fixed system prompt is evaluated once, saved, and loaded by the next model instance (a new ask)."""
     from ripplecli.runtime.llm import LlamaCppLLM, ModelOptions

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ripplecli.answer.llm import llm_answer
+from ripplecli.answer.base import NOT_FOUND
+from ripplecli.answer.llm import MIN_BLOCK, llm_answer
 from ripplecli.api import Memory
 from ripplecli.extract.llm import SOURCE_TURN_ITEMS, ExtractionOut, LLMExtractor
 from ripplecli.extract.rules import RulesExtractor
@@ -497,8 +498,67 @@ def test_llm_answer_that_echoes_the_question_falls_back(fake_llm):
 
 
 def test_llm_answer_not_found(fake_llm):
-    answer = llm_answer(fake_llm("not found in your chats"), "Where did Carol go?", evidence(), CallLog())
-    assert answer.method == "llm" and not answer.found and answer.citations == []
+    answer = llm_answer(fake_llm("not found in your chats"), "Where did she go?", evidence(), CallLog())
+    assert answer.method == "llm" and not answer.found and answer.citations == [] and answer.note is None
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I don't know.",
+        "The memories do not mention it [m4]",
+        "Not mentioned",
+        "No information about a trip",
+        "You didn\u2019t say",
+        "unknown",
+    ],
+)
+def test_a_model_reply_that_abstains_is_not_found_with_its_words_noted(fake_llm, said):
+    answer = llm_answer(fake_llm(said), "Where did Alice go next?", evidence(), CallLog())
+    assert answer.method == "llm" and not answer.found and answer.text == answer.span == NOT_FOUND
+    assert answer.citations == [] and said.strip(" .").split()[0] in (answer.note or "")
+
+
+@pytest.mark.parametrize("said", ["Paris [m4]", "None [m4]", "She did not say yes [m4]", "Likely no, she hates it"])
+def test_an_answer_that_only_sounds_negative_is_still_an_answer(fake_llm, said):
+    assert llm_answer(fake_llm(said), "Where did Alice go?", evidence(), CallLog()).found
+
+
+def test_a_question_naming_what_no_memory_shown_mentions_is_not_found_without_the_model(fake_llm):
+    model, log = fake_llm("Paris [m4]"), CallLog()
+    answer = llm_answer(model, "How long was Alice in Korea with Dr. Lee?", evidence(), log)
+    assert not answer.found and answer.text == NOT_FOUND and model.requests == [] and log.calls == []
+    assert "korea, lee" in (answer.note or "") and "not asked" in (answer.note or "")
+    asked = llm_answer(fake_llm("Paris [m4]"), "Did Alice like Paris in May?", evidence(), CallLog())
+    assert asked.found and asked.span == "Paris"  # named in the memories (a month is no name)
+
+
+def test_a_name_only_in_a_memory_left_out_of_the_block_is_still_asked_about(fake_llm):
+    """The chats do speak of it: the block's budget left it out, so "not found in your chats" would be untrue."""
+    many = [
+        Evidence(i, f"Alice cooked dish number {i} for the party on the lake.", 0.0, i, [f"D1:{i}"]) for i in range(30)
+    ]
+    many.append(Evidence(99, "Bob flew to Hawaii in June.", 0.0, 31, ["D2:1"]))
+    model = fake_llm("not found in your chats")
+    llm_answer(model, "Where did Alice stay in Hawaii?", many, CallLog(), budget=MIN_BLOCK)
+    block = model.requests[0][0][-1]["content"].rpartition("Question:")[0]
+    assert "Hawaii" not in block and len(model.requests) == 1
+
+
+def test_the_name_check_can_be_switched_off(fake_llm, monkeypatch):
+    from ripplecli.answer import llm
+
+    monkeypatch.setattr(llm, "UNNAMED", 0)
+    assert llm_answer(fake_llm("Paris [m4]"), "Was Alice in Korea?", evidence(), CallLog()).found
+
+
+def test_the_names_of_a_question_are_its_capitalised_words_that_start_no_sentence():
+    from ripplecli.answer.llm import question_names
+
+    assert question_names("Which did I start first, the Ferrari or the Porsche 911 S?") == ["ferrari", "porsche"]
+    assert question_names("How often do I see Dr. Johnson on Mondays?") == ["johnson"]
+    assert question_names("I moved to Rome. What did I buy in June?") == ["rome"]
+    assert question_names("What is the name of my hamster?") == []
 
 
 def test_llm_answer_streams_under_a_status_line(fake_llm):
@@ -667,3 +727,12 @@ def test_an_overruled_stop_is_in_the_trace(tmp_path, fake_settings, fake_llm):
     assert first.decision == "continue" and first.stop_reason is None and first.missing
     assert first.failure.startswith(f"the model's stop overruled: support still missing for {first.missing[0]}")
     assert result.to_dict()["trace"]["rounds"][0]["planner"]["failure"] == first.failure
+
+
+def test_an_abstaining_model_prints_as_not_found_with_what_it_said(fake_llm):
+    from ripplecli.cli.render import answer_text
+
+    answer = llm_answer(fake_llm("I don't know [m4]"), "Where did Alice go next?", evidence(), CallLog())
+    line = answer_text(answer)
+    assert line.startswith("[bold yellow]answer[/] (llm): not found in your chats")
+    assert "the model said" in line and "I don't know" in line

@@ -232,6 +232,8 @@ def answer_text(answer: Answer) -> str:
     text = escaped(answer.text) if answer.text else f"[dim]{escaped(answer.note or 'no answer')}[/]"
     style = "bold" if answer.found and answer.sure else "bold yellow"  # "not found" and "not sure" stand out
     line = f"[{style}]answer[/] ({kind}): {text}"
+    if answer.method == "llm" and not answer.found and answer.note:  # why: the model said so, or a name is missing
+        line += f"  [dim]({escaped(answer.note)})[/]"
     if answer.fallback:
         line += f"  [yellow]model fallback: {escaped(answer.fallback)}[/]"
     return line
