@@ -107,7 +107,7 @@ def test_an_answer_about_a_name_no_memory_mentions_is_not_found_and_any_other_is
     evidence = [Evidence(1, "Alice went to Paris with Maya.", 0.0, 1, ["D1:1"])]
     log = CallLog()
     korea = llm_answer(real_llm, "How long was Alice in Korea?", evidence, log)
-    assert not korea.found and korea.text == "not found in your chats" and "korea" in (korea.note or "")
+    assert not korea.found and korea.text == "not found in your chats" and "Korea" in (korea.note or "")
     assert log.calls == []
     paris = llm_answer(real_llm, "How long was Alice in Paris?", evidence, log)
     assert len(log.calls) == 1 and (paris.found or paris.method == "typed" or paris.text == "not found in your chats")

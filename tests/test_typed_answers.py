@@ -96,7 +96,8 @@ def test_the_nth_item_of_a_numbered_list_a_turn_gave() -> None:
 def test_a_name_no_memory_holds_is_not_answered_about_another() -> None:
     """ "How often do I see Dr. Johnson?" when the chats tell of Dr. Smith: not found, saying which name; a name
     spelt nearly so, one word of a longer name, or a quoted title is no such name."""
-    from ripplecli.answer.typed import typed_answer, unmentioned_name
+    from ripplecli.answer.names import unmentioned_name
+    from ripplecli.answer.typed import typed_answer
     from ripplecli.trace import Evidence, SourceRef
 
     text = "I see my therapist Dr. Smith every week, and I love LeBron and Xeonoblade."

@@ -19,9 +19,10 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ripplecli.answer.base import NOT_FOUND, Answer, AnswerStream
+from ripplecli.answer.names import unmentioned_name
 from ripplecli.answer.reading import MOST_SHOWN, shaped_block
 from ripplecli.answer.spans import shown_date, time_span
-from ripplecli.answer.typed import session_stamp, speaker_and_body, typed_answer
+from ripplecli.answer.typed import asked_part, session_stamp, speaker_and_body, typed_answer
 from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import (
     ERROR_CHARS,
@@ -33,7 +34,6 @@ from ripplecli.runtime.llm import (
     structured,
     with_enum,
 )
-from ripplecli.timewords import MONTHS, WEEKDAYS
 from ripplecli.trace import Evidence
 
 SHOWN = 10
@@ -214,7 +214,7 @@ def llm_answer(
     `budget` in tokens), streamed; the typed answer (noted) when it fails. `today` dates "how long ago"."""
     if not evidence:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note="no evidence to answer from")
-    absent = unnamed(question, evidence) if UNNAMED else []
+    absent = unmentioned_name(asked_part(question), evidence) if UNNAMED else None
     if absent:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note=_unnamed_note(absent))
     prompt, shown, budget = block_prompt(llm, question, evidence, block, budget, today)
@@ -277,30 +277,9 @@ def _unusable(text: str, question: str) -> str:
     return ""
 
 
-_CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9&-]*")
-_SENTENCE_START = re.compile(r"(?:^|(?<!\b(?:Dr|Mr|Ms|St))(?<!\bMrs)[.?!:]\s+)$")  # "Dr. Johnson" goes on
-_NOT_NAMES = frozenset({"i", "dr", "mr", "mrs", "ms", "st", *MONTHS, *WEEKDAYS})  # capitalised, yet no name
-
-
-def question_names(question: str) -> list[str]:
-    """The names a question gives: its capitalised words that do not start a sentence, lower-cased, once each."""
-    text = question.strip()
-    found = (m.group().lower() for m in _CAPITALISED.finditer(text) if not _SENTENCE_START.search(text[: m.start()]))
-    short = 2  # "US" in a LoCoMo question matched no memory; two letters name too little to say "not found"
-    return [n for n in dict.fromkeys(found) if len(n) > short and not {n, n.removesuffix("s")} & _NOT_NAMES]
-
-
-def unnamed(question: str, evidence: list[Evidence]) -> list[str]:
-    """The question's names that no memory recalled mentions (its speaker, its words, the turn it answers): the
-    chats found do not speak of what is asked about ("How long was I in Korea?" over memories of Japan). Every
-    memory counts, not only those the block shows: a name the budget left out is still in the chats."""
-    said = "\n".join(f"{e.context.text if e.context else ''} {' '.join(speaker_and_body(e))}" for e in evidence)
-    return [n for n in question_names(question) if not re.search(rf"\b{re.escape(n)}", said.lower())]
-
-
-def _unnamed_note(absent: list[str]) -> str:
+def _unnamed_note(absent: str) -> str:
     """Why the model was not asked."""
-    return f"the question names {', '.join(absent)}, which no memory found mentions: the model was not asked"
+    return f"the question names {absent}, which no memory found mentions: the model was not asked"
 
 
 def _words(text: str) -> list[str]:

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from ripplecli.answer.base import NOT_FOUND, NOT_SURE, Answer
 from ripplecli.answer.chronology import chronology_answer
 from ripplecli.answer.lists import ordinal_answer
+from ripplecli.answer.names import unmentioned_name
 from ripplecli.answer.objects import AskedObject, asked_object, object_after
 from ripplecli.answer.phrases import (
     TIME_NAMES,
@@ -281,7 +282,7 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
     the top memory when the span is not of the kind asked for or only repeats the question. `today` is the day
     the question is asked: "how many days ago" counts from it."""
     asked = Question(question, evidence)
-    if (unknown := unmentioned_name(question, evidence)) is not None:
+    if (unknown := unmentioned_name(asked_part(question), evidence)) is not None:
         found = not_found(asked, evidence)
         found.text += f" (no memory names “{unknown}”)"
         return found
@@ -297,35 +298,6 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
     if answer.found and answer.sure and asked.type not in ECHO_FREE and echoes(asked, answer.span or ""):
         return not_sure(asked, evidence)
     return answer
-
-
-_PROPER = re.compile(r"(?<!^)(?<![a-z]{3}[.?!] )\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")  # "Dr. Johnson", "Lebron James"
-_QUOTED = re.compile(r"(?:[\"“‘]|(?<!\w)')[^\"”’]*?(?:[\"”’]|'(?!\w)|$)")  # a quoted title
-NOT_NAMES = frozenset(TIME_NAMES) | {"i"}
-NAME_LIKE = 0.8  # a word this close to a said word is that word misspelt ("Xenoblade", "Xeonoblade")
-
-
-def unmentioned_name(question: str, evidence: list[Evidence]) -> str | None:
-    """A name the question asks about ("Dr. Johnson", "Shinjuku") that no top memory holds, none of its words nor
-    one spelt nearly so: the chats do not tell of it, and an answer about another name would be wrong."""
-    said = " ".join(f"{e.restatement} {' '.join(s.text for s in e.sources)}" for e in evidence[:LOOK_AT]).lower()
-    words = set(re.findall(r"[a-z]+", said))
-    for match in _PROPER.finditer(_QUOTED.sub(" ", asked_part(question))):
-        named = [w.lower() for w in match.group(0).split() if w.lower() not in NOT_NAMES]
-        if named and not any(w in words or _spelt_like(w, words) for w in named):
-            return match.group(0)
-    return None
-
-
-def _spelt_like(word: str, words: set[str]) -> bool:
-    """Whether a said word of the same first letter is spelt nearly as `word`."""
-    from difflib import SequenceMatcher
-
-    return any(
-        w[0] == word[0] and SequenceMatcher(None, w, word).ratio() >= NAME_LIKE
-        for w in words
-        if abs(len(w) - len(word)) <= 2
-    )
 
 
 ECHO_FREE = frozenset({"yes-no", "should", "when"})  # a verdict or a date may use the question's own words
