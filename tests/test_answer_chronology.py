@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
+
 from ripplecli.answer import answer_for
 from ripplecli.answer.chronology import amount, chronology_answer
 from ripplecli.answer.typed import typed_answer
@@ -89,12 +91,14 @@ def test_amounts_are_rounded_to_the_asked_unit() -> None:
     assert amount(30, "days") == "30 days"
 
 
-def test_a_current_question_is_answered_by_the_newest_telling() -> None:
-    """ "Where do I currently keep…": the place said last, the earlier one shown as earlier."""
+@pytest.mark.parametrize("question", ["Where do I currently keep my old sneakers?", "Where do I keep my old sneakers?"])
+def test_a_current_question_is_answered_by_the_newest_telling(question: str) -> None:
+    """ "Where do I currently keep…", and "Where do I keep…" (how things are now): the place said last, the earlier
+    one shown as earlier."""
     older = memory(6, "I keep my old sneakers in a box under my bed in Lisbon.", "2023-03-01T10:00:00")
     newer = memory(7, "I moved my old sneakers to a shoe rack in my closet in Porto.", "2023-05-01T10:00:00")
     older.locations, newer.locations = ["lisbon"], ["porto"]
-    found = typed_answer("Where do I currently keep my old sneakers?", [older, newer])
+    found = typed_answer(question, [older, newer])
     assert found.span is not None and "Porto" in found.span
     assert "earlier: " in found.text and "[m6]" in found.text
 
@@ -114,15 +118,6 @@ def test_a_count_of_zero_is_no_worked_out_answer() -> None:
     """ "0 months ago" means the day found was not the event's: no answer from the dates."""
     question = "How many months ago did I go on a whitewater rafting trip in the Oregon mountains?"
     assert chronology_answer(question, [RAFTING], datetime(2023, 6, 20)) is None
-
-
-def test_a_present_tense_question_about_oneself_takes_the_newest_telling() -> None:
-    """ "Where do I keep…" asks how things are now, as "currently" does."""
-    older = memory(6, "I keep my old sneakers in a box under my bed in Lisbon.", "2023-03-01T10:00:00")
-    newer = memory(7, "I moved my old sneakers to a shoe rack in my closet in Porto.", "2023-05-01T10:00:00")
-    older.locations, newer.locations = ["lisbon"], ["porto"]
-    found = typed_answer("Where do I keep my old sneakers?", [older, newer])
-    assert found.span is not None and "Porto" in found.span
 
 
 def test_how_long_had_i_been_counts_from_when_the_doing_began() -> None:

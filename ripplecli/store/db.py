@@ -314,29 +314,25 @@ class Store(StoreWrites):
     def _vectors_current(self) -> bool:
         """Whether the saved vector index is intact, sealed and holds what the vectors table holds (a store with no
         vectors needs none)."""
-        from ripplecli.store.vectors import saved_meta
-
-        try:
-            saved = saved_meta(self.path / VECTOR_FILE, self.encoder_dim)
-        except DamagedFile as damage:
-            warn_damaged(damage, writable=True)
-            return False
-        count = self.count("vectors")
-        if saved is None:
-            return count == 0
-        return saved["sealed"] and self._vectors_saved(saved, count)
+        return self._index_current(VECTOR_FILE, "vectors", sealed=True)
 
     def _passages_current(self) -> bool:
         """Whether the saved passage index is intact and holds what the passages table holds (none needs none)."""
+        return self._index_current(PASSAGE_FILE, "passages", sealed=False)
+
+    def _index_current(self, name: str, table: str, *, sealed: bool) -> bool:
+        """Whether the vector file `name` is intact (and sealed, when asked) and holds what `table` holds."""
         from ripplecli.store.vectors import saved_meta
 
         try:
-            saved = saved_meta(self.path / PASSAGE_FILE, self.encoder_dim)
+            saved = saved_meta(self.path / name, self.encoder_dim)
         except DamagedFile as damage:
             warn_damaged(damage, writable=True)
             return False
-        count = self.count("passages")
-        return count == 0 if saved is None else self._vectors_saved(saved, count)
+        count = self.count(table)
+        if saved is None:
+            return count == 0
+        return (saved["sealed"] or not sealed) and self._vectors_saved(saved, count)
 
     def _damaged(self, damage: DamagedFile) -> None:
         """Say that a damaged derived file is read around (a writer rebuilds it; a reader reads the database)."""
