@@ -129,7 +129,7 @@ def test_how_many_takes_the_count() -> None:
 
 def test_yes_no_only_when_the_evidence_says_it() -> None:
     evidence = [
-        memory(1, "Alex", "Harbor Grill was perfect for Maya, the terrace is lovely."),
+        memory(1, "Alex", "Harbor Grill was perfect, the terrace is lovely."),
         memory(2, "Alex", "Maya is allergic to Harbor Grill's shellfish, a serious reaction."),
     ]
     answer = typed_answer("Should Alex take Maya to Harbor Grill?", evidence)
@@ -292,7 +292,7 @@ def test_auto_keeps_the_rules_no_when_they_weigh_a_reason_against(fake_llm) -> N
     model = ModelProvider(True, lambda: llm)
     evidence = [
         memory(2, "Alex", "Maya is allergic to Harbor Grill's shellfish, a serious reaction."),
-        memory(1, "Alex", "Harbor Grill was perfect for Maya, the terrace is lovely."),
+        memory(1, "Alex", "Harbor Grill was perfect, the terrace is lovely."),
     ]
     against = answer_for("auto", "Should Alex take Maya to Harbor Grill?", evidence, model)
     assert against is not None and against.method == "typed" and against.span == "Likely no"

@@ -22,7 +22,7 @@ from ripplecli.answer.base import NOT_FOUND, Answer, AnswerStream
 from ripplecli.answer.names import unmentioned_name
 from ripplecli.answer.reading import MOST_SHOWN, shaped_block
 from ripplecli.answer.spans import shown_date, time_span
-from ripplecli.answer.typed import asked_part, session_stamp, speaker_and_body, typed_answer
+from ripplecli.answer.typed import asked_part, question_type, session_stamp, speaker_and_body, typed_answer
 from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import (
     ERROR_CHARS,
@@ -214,7 +214,7 @@ def llm_answer(
     `budget` in tokens), streamed; the typed answer (noted) when it fails. `today` dates "how long ago"."""
     if not evidence:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note="no evidence to answer from")
-    absent = unmentioned_name(asked_part(question), evidence) if UNNAMED else None
+    absent = unmentioned_name(asked_part(question), question_type(question), evidence) if UNNAMED else None
     if absent:
         return Answer("llm", NOT_FOUND, found=False, span=NOT_FOUND, note=_unnamed_note(absent))
     prompt, shown, budget = block_prompt(llm, question, evidence, block, budget, today)

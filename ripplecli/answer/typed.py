@@ -282,7 +282,7 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
     the top memory when the span is not of the kind asked for or only repeats the question. `today` is the day
     the question is asked: "how many days ago" counts from it."""
     asked = Question(question, evidence)
-    if (unknown := unmentioned_name(asked_part(question), evidence)) is not None:
+    if (unknown := unmentioned_name(asked_part(question), asked.type, evidence)) is not None:
         found = not_found(asked, evidence)
         found.text += f" (no memory names “{unknown}”)"
         return found
