@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ripplecli.answer import RULES_TYPES, VERDICT_TYPES, ModelProvider, _rules_kept, reading, typed_answer
+from ripplecli.answer import RULES_TYPES, VERDICT_TYPES, ModelProvider, reading, rules_kept, typed_answer
 from ripplecli.answer import llm as answer_llm
 from ripplecli.answer.llm import BLOCKS, block_prompt, llm_answer, llm_answer_json
 from ripplecli.answer.typed import question_type
@@ -127,7 +127,7 @@ def _answer(
     kind, _, budget = variant.partition(":")
     log = CallLog()
     if auto == "auto" and plus:
-        kept = _rules_kept(question, evidence, ModelProvider(True, lambda: llm, rules_when_sure(llm.path)))
+        kept = rules_kept(question, evidence, ModelProvider(True, lambda: llm, rules_when_sure(llm.path)))
         if kept is not None:
             return kept, log
     if kind == "typed":

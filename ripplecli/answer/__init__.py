@@ -27,6 +27,7 @@ __all__ = [
     "ModelProvider",
     "answer_for",
     "extractive_answer",
+    "rules_kept",
     "typed_answer",
 ]
 
@@ -88,7 +89,7 @@ def _auto(
     a model that cannot load falls back, noted."""
     if not model.configured:
         return _by_type(question, evidence, today)
-    kept = _rules_kept(question, evidence, model, today)
+    kept = rules_kept(question, evidence, model, today)
     if kept is not None:
         return kept
     try:
@@ -102,7 +103,7 @@ def _auto(
     return llm_answer(llm, question, evidence, log, stream, today=today)
 
 
-def _rules_kept(
+def rules_kept(
     question: str, evidence: list[Evidence], model: ModelProvider, today: datetime | None = None
 ) -> Answer | None:
     """The rules' answer, noted, where auto keeps it over the configured model's; None: ask the model."""

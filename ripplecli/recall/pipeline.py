@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -267,10 +268,7 @@ class Recaller:
                 source_turns=[r.turn_id for r in refs.get(mid, [])],
                 sources=refs.get(mid, []),
                 provenance=found_by.get(mid, []),
-                tokens=memories.count_tokens(chosen[mid][0].text if mid in chosen else texts.get(mid, "")),
-                passage=chosen[mid][0].ordinal + 1 if mid in chosen else None,
-                passages=chosen[mid][1] if mid in chosen else 1,
-                passage_text=chosen[mid][0].text if mid in chosen else None,
+                **_passage_fields(chosen.get(mid), texts.get(mid, "")),
                 persons=sorted(index.persons_of.get(mid, ())),
                 locations=sorted(index.locations_of.get(mid, ())),
                 context=contexts.get(mid),
@@ -281,6 +279,20 @@ class Recaller:
             )
             for rank, mid in enumerate(ids, start=1)
         ]
+
+
+def _passage_fields(chosen: tuple[passages.Passage, int] | None, text: str) -> dict[str, Any]:
+    """A memory's passage fields of its Evidence: a long memory's passage nearest the question (what its tokens
+    count) and how many it has; a short one counts its whole text."""
+    if chosen is None:
+        return {"tokens": memories.count_tokens(text), "passage": None, "passages": 1, "passage_text": None}
+    passage, count = chosen
+    return {
+        "tokens": memories.count_tokens(passage.text),
+        "passage": passage.ordinal + 1,
+        "passages": count,
+        "passage_text": passage.text,
+    }
 
 
 def _focus_on_speaker(ctx: RecallContext, ranked: list[int]) -> tuple[list[int], Focus | None]:
