@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import ripplecli.answer as answer_package
 from ripplecli.answer import RULES_TYPES, VERDICT_TYPES, ModelProvider, reading, rules_kept, typed_answer
 from ripplecli.answer import llm as answer_llm
 from ripplecli.answer.llm import BLOCKS, block_prompt, llm_answer, llm_answer_json
@@ -104,11 +105,12 @@ def answer(
 
 @contextlib.contextmanager
 def constants(overrides: list[str]) -> Iterator[None]:
-    """reading.py's or llm.py's constants (`@UNNAMED=0`) set to `NAME=value` for the duration."""
+    """reading.py's, llm.py's or ripplecli.answer's constants (`@UNNAMED=0`, `@WORKED_OUT=0`) set to `NAME=value`
+    for the duration."""
     saved = []
     for override in overrides:
         name, _, value = override.partition("=")
-        module = reading if hasattr(reading, name) else answer_llm
+        module = next((m for m in (reading, answer_llm, answer_package) if hasattr(m, name)), answer_llm)
         old = getattr(module, name)
         saved.append((module, name, old))
         setattr(module, name, type(old)(value) if not isinstance(old, str) else value)
@@ -127,7 +129,8 @@ def _answer(
     kind, _, budget = variant.partition(":")
     log = CallLog()
     if auto == "auto" and plus:
-        kept = rules_kept(question, evidence, ModelProvider(True, lambda: llm, rules_when_sure(llm.path)))
+        provider = ModelProvider(True, lambda: llm, rules_when_sure(llm.path))
+        kept = rules_kept(question, evidence, provider, today)
         if kept is not None:
             return kept, log
     if kind == "typed":

@@ -11,7 +11,8 @@ date), then answered by each variant from the same evidence, as bench/answer_llm
 Preference questions are left out (their gold is a rubric, not an answer). Abstention questions (`_abs`) count
 as right when the answer abstains; each summary also counts the abstentions (`abs_right`: of the `_abs`
 questions; `abs_wrong`: of the answerable ones) and gives containment on each half of eval/longmemeval-split.json
-(`--half tuning` answers only the half constants are chosen on; `--most N` the first N questions). A variant
+(`--half tuning` answers only the half constants are chosen on; `--most N` the first N questions; `--types` only
+those question types). A variant
 `auto+shaped:600` answers as `--answer auto` does (the rules where auto keeps them), and `@NAME=value` sets one of
 reading.py's or llm.py's constants for that variant (`auto+shaped:600@UNNAMED=0`: the name check off).
 Rows go to `OUT/<model>-<variant>.jsonl` (a re-run resumes).
@@ -107,11 +108,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/lme-answer"))
     parser.add_argument("--half", choices=("tuning", "report"), help="only this half of eval/longmemeval-split.json")
     parser.add_argument("--most", type=int, help="only the first N questions (of the half)")
+    parser.add_argument("--types", help="only these question types, comma-separated (e.g. temporal-reasoning)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     asked = recall_all(args.data, args.per_type, args.out)
     if args.half:  # the same recalled evidence, one half of it: constants are chosen on tuning, shown on report
         asked = [a for a in asked if a[0].conversation_id in halves()[args.half]]
+    if args.types:
+        asked = [a for a in asked if a[0].category in args.types.split(",")]
     asked = asked[: args.most]
     variants = args.variants.split(",")
     needs_model = any(v != "typed" for v in variants)

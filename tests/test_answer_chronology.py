@@ -84,6 +84,22 @@ def test_the_typed_answer_mode_passes_the_question_day_on() -> None:
     assert auto is not None and auto.span == "10 days ago"
 
 
+def test_auto_keeps_a_worked_out_duration_over_the_model(fake_llm) -> None:
+    """With a model configured, a duration the rules work out from the chats' days is kept (the model is not asked);
+    a question the rules cannot work out goes to the model."""
+    from ripplecli.answer import ModelProvider
+
+    llm = fake_llm("3 weeks ago [m1]")
+    model = ModelProvider(True, lambda: llm)
+    question = "How many days ago did I go on a whitewater rafting trip in the Oregon mountains?"
+    kept = answer_for("auto", question, [RAFTING], model, today=datetime(2023, 6, 27))
+    assert kept is not None and kept.method == "typed" and kept.span == "10 days ago"
+    assert "worked out" in (kept.note or "") and llm.requests == []
+    undated = memory(5, "The Oregon mountains were lovely, the river was cold.", "2023-06-17T10:00:00")
+    asked = answer_for("auto", question, [undated], model, today=datetime(2023, 6, 27))
+    assert asked is not None and asked.method == "llm" and len(llm.requests) == 1
+
+
 def test_amounts_are_rounded_to_the_asked_unit() -> None:
     """Weeks and months rounded, one without a plural."""
     assert amount(7, "weeks") == "1 week"
