@@ -93,14 +93,17 @@ def test_the_model_reads_the_shaped_block_and_today_reaches_its_facts(fake_llm):
     assert "Worked out" not in plain.requests[0][0][-1]["content"]
 
 
-def test_auto_hands_the_day_asked_to_the_model(fake_llm):
+def test_the_model_is_handed_the_day_asked(fake_llm):
+    """`--answer llm` gives the model the duration worked out from the day asked; `auto` keeps the rules' own."""
     from ripplecli.answer import ModelProvider, answer_for
 
     llm = fake_llm("3 weeks [m2]")
     signed = said(2, "Nora", "I signed for the flat last Friday!", 1, "2", "2023-05-29T10:00:00")
     model = ModelProvider(True, lambda: llm)
-    answer_for("auto", "How many weeks ago did Nora sign?", [signed], model, today=datetime(2023, 6, 16))
+    answer_for("llm", "How many weeks ago did Nora sign?", [signed], model, today=datetime(2023, 6, 16))
     assert "3 weeks (21 days) before today (16 June 2023)" in llm.requests[0][0][-1]["content"]
+    kept = answer_for("auto", "How many weeks ago did Nora sign?", [signed], model, today=datetime(2023, 6, 16))
+    assert kept is not None and kept.method == "typed" and len(llm.requests) == 1
 
 
 def test_a_how_many_question_lists_the_numbers_each_memory_gives(fake_llm):
