@@ -14,7 +14,8 @@ questions; `abs_wrong`: of the answerable ones) and gives containment on each ha
 (`--half tuning` answers only the half constants are chosen on; `--most N` the first N questions; `--types` only
 those question types). A variant
 `auto+shaped:600` answers as `--answer auto` does (the rules where auto keeps them), and `@NAME=value` sets one of
-reading.py's or llm.py's constants for that variant (`auto+shaped:600@UNNAMED=0`: the name check off).
+reading.py's, llm.py's or ripplecli.answer's constants for that variant (`auto+shaped:600@UNNAMED=0`: the name check
+off; `@WORKED_OUT=0`: the model asked for the durations the rules work out).
 Rows go to `OUT/<model>-<variant>.jsonl` (a re-run resumes).
 """
 
