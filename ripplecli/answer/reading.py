@@ -20,6 +20,7 @@ from ripplecli.answer.base import Answer
 from ripplecli.answer.phrases import stem
 from ripplecli.answer.spans import NUMBER_WORDS, exact_day, shown_date, time_span
 from ripplecli.answer.typed import (
+    ASKS_CURRENT,
     QUESTION_WORDS,
     many,
     question_type,
@@ -49,10 +50,6 @@ RULES_HINT = 0  # 1: the rules' answer is given as a fact too (measured: see ben
 DATE_FACTS = 4  # dated memories worked out as facts
 
 _PASSAGE = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
-_CURRENT = re.compile(
-    r"\b(?:current(?:ly)?|now|still|latest|most recent(?:ly)?|these days|any ?more|at the moment|so far|today)\b",
-    re.IGNORECASE,
-)
 _AGO = re.compile(r"\bhow (?:long|many (?:days|weeks|months|years)) ago\b|\bago\?$", re.IGNORECASE)
 _TOTAL = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b", re.IGNORECASE)
 _NUMBER = re.compile(rf"[$£€]?\d[\d,.]*|\b(?:{'|'.join(NUMBER_WORDS)})\b", re.IGNORECASE)
@@ -90,7 +87,7 @@ class Asks:
         weights = {c: 1 + math.log((len(carried) + 1) / (sum(c in s for s in carried) + 1)) for c in cues}
         ago, between = bool(_AGO.search(question)), bool(_BETWEEN.search(question))
         listing = kind == "how-many" or many(question) or bool(re.match(r"\s*(?:list|name)\b", question, re.I))
-        current = bool(_CURRENT.search(question))
+        current = bool(ASKS_CURRENT.search(question))
         counting = kind == "how-many" or bool(_TOTAL.search(question))
         dates = kind == "when" or ago or between
         return cls(question, cues, dates, ago, between, listing, counting, current, weights)

@@ -165,7 +165,7 @@ class Question:
         self.words = set(re.findall(r"[a-z0-9']+", lowered))
         self.when = asked_time(text, evidence) if self.type != "when" else None
         self.object = asked_object(text, persons) if not many(text) else None  # "What is Maya allergic to?"
-        self.current = _CURRENT.search(text) is not None or _PRESENT_OWN.search(text) is not None  # newest wins
+        self.current = ASKS_CURRENT.search(text) is not None or _PRESENT_OWN.search(text) is not None  # newest wins
         self.wants_questions = _ASKS.search(text) is not None  # "What did I ask about bakeries?"
         doing = _DOING.match(text)  # "Who is moving to Denver?": the one who does it
         self.doing = stem(doing.group(1).lower()) if doing else None
@@ -555,8 +555,12 @@ def _asks(question: Evidence, reply: Evidence, wants: re.Pattern[str]) -> bool:
     return bool(asked_there) and wants.search(asked_there) is not None and speaker_and_body(reply)[0] != asker
 
 
-_CURRENT = re.compile(
-    r"\b(?:current(?:ly)?|now|still|latest|most recent(?:ly)?|these days|at the moment|so far|to date)\b", re.IGNORECASE
+# A question about how things are now ("currently", "still", "any more"): the newest telling answers it (the rules) and
+# comes first, older ones marked earlier (the model's evidence block).
+ASKS_CURRENT = re.compile(
+    r"\b(?:current(?:ly)?|now|still|latest|most recent(?:ly)?|these days|any ?more|at the moment|so far|to date"
+    r"|today)\b",
+    re.IGNORECASE,
 )
 _PRESENT_OWN = re.compile(r"\b(?:do|am) I\b|\b(?:is|are) my\b")  # "What time do I wake up?": as things are now
 Picker = Callable[["Question", Clause], "str | None"]
