@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from ripplecli.answer.base import Answer
 from ripplecli.answer.phrases import stem
-from ripplecli.answer.spans import shown_date
+from ripplecli.answer.spans import said_text, session_stamp, shown_date
 from ripplecli.cues import content_tokens, without_relative_times
 from ripplecli.extract.timeparse import COUNTS, find_expression
 from ripplecli.trace import Evidence
@@ -109,7 +109,7 @@ def event(phrase: str, evidence: list[Evidence]) -> tuple[datetime, Evidence] | 
         return None
     best: tuple[tuple[float, bool], datetime | None, Evidence] | None = None
     for e in evidence:
-        for sentence in _SENTENCE.split(_said(e)):
+        for sentence in _SENTENCE.split(said_text(e)):
             carried = len(wanted & {stem(t) for t in content_tokens(sentence)}) / len(wanted)
             if carried < MATCH_SHARE or (best is not None and carried < best[0][0]):
                 continue
@@ -125,8 +125,6 @@ def event(phrase: str, evidence: list[Evidence]) -> tuple[datetime, Evidence] | 
 
 def stated_day(sentence: str, e: Evidence) -> datetime | None:
     """The day a sentence names ("last Sunday", "on February 26th", "on 3/8"), read against the day it was said."""
-    from ripplecli.answer.typed import session_stamp
-
     said = session_stamp(e)
     if said is not None and (back := _span_back(sentence)) is not None:
         return said - timedelta(days=back)
@@ -175,8 +173,6 @@ _HAVE_BEEN = re.compile(r"\b(?:i've|i have|we've|we have) been\b", re.IGNORECASE
 
 def memory_day(e: Evidence) -> datetime | None:
     """The day a memory tells of when its sentence names none: the time the memory names, else the day said."""
-    from ripplecli.answer.typed import session_stamp
-
     if e.refers_to:
         return datetime.fromisoformat(e.refers_to["start"]).replace(tzinfo=None)
     return session_stamp(e)
@@ -192,11 +188,6 @@ def amount(days: int, unit: str) -> str:
 def unit_of(days: int) -> str:
     """The unit a person would say a span in when the question names none ("how long ago")."""
     return "days" if days < 14 else "weeks" if days < 60 else "months" if days < 730 else "years"
-
-
-def _said(e: Evidence) -> str:
-    """What a memory's source turns said (times are read from the words as spoken), else its restatement."""
-    return " ".join(s.text for s in e.sources) or e.restatement
 
 
 def _cite(e: Evidence, day: datetime) -> str:

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from ripplecli.answer.base import NOT_FOUND, Answer, AnswerStream
 from ripplecli.answer.names import unmentioned_name
 from ripplecli.answer.reading import MOST_SHOWN, shaped_block
-from ripplecli.answer.spans import shown_date, time_span
-from ripplecli.answer.typed import asked_part, question_type, session_stamp, speaker_and_body, typed_answer
+from ripplecli.answer.spans import session_stamp, shown_date, time_span
+from ripplecli.answer.typed import asked_part, question_type, speaker_and_body, typed_answer
 from ripplecli.protocols import LLM
 from ripplecli.runtime.llm import (
     ERROR_CHARS,

@@ -18,13 +18,12 @@ from itertools import pairwise
 
 from ripplecli.answer.base import Answer
 from ripplecli.answer.phrases import stem
-from ripplecli.answer.spans import NUMBER_WORDS, exact_day, shown_date, time_span
+from ripplecli.answer.spans import NUMBER_WORDS, exact_day, session_stamp, shown_date, time_span
 from ripplecli.answer.typed import (
     ASKS_CURRENT,
     QUESTION_WORDS,
     many,
     question_type,
-    session_stamp,
     speaker_and_body,
     turn_place,
     typed_answer,

@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timedelta
 
 from ripplecli.extract.timeparse import COUNTS, MONTHS, WEEKDAYS, find_expression
+from ripplecli.trace import Evidence
 
 _DURATION = re.compile(
     r"\b(?:since\s+(?:(?:19|20)\d\d|[A-Z][a-z]+(?:\s+(?:19|20)\d\d)?)"
@@ -216,3 +217,18 @@ def polarity(text: str) -> int:
     if against:
         return -against
     return sum(1 for w in words if w in POSITIVE)
+
+
+def said_text(e: Evidence) -> str:
+    """What the memory's source turns said (times are read from the words as spoken), else its restatement."""
+    return " ".join(s.text for s in e.sources) or e.restatement
+
+
+def session_stamp(e: Evidence) -> datetime | None:
+    """The day the memory was said, on the clock where it was said: a memory said with a known zone gives its own
+    local time (its session's stored time may be UTC); any other, the session date of its first source turn."""
+    said = datetime.fromisoformat(e.said_at) if e.said_at else None
+    if said is not None and said.tzinfo is not None:
+        return said.replace(tzinfo=None)
+    stamp = e.sources[0].timestamp if e.sources else None
+    return datetime.fromisoformat(stamp) if stamp else None

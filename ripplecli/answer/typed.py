@@ -46,6 +46,8 @@ from ripplecli.answer.spans import (
     place_span,
     polarity,
     recurring_day,
+    said_text,
+    session_stamp,
     shown_date,
     time_span,
 )
@@ -467,7 +469,7 @@ def _when(asked: Question, clause: Clause) -> str | None:
     """The time the clause states (else the rest of the turn), resolved against the session date; for "what time",
     the clock time it states ("6:30 pm")."""
     stamp = session_stamp(clause.evidence)
-    said = _said(clause.evidence)
+    said = said_text(clause.evidence)
     if _WHAT_TIME.match(asked.text):
         clock = _CLOCK.search(clause.text) or _CLOCK.search(said)
         return clock.group(0) if clock else None
@@ -538,12 +540,12 @@ def asked_in_chat(asked: Question, carrying: list[Clause], evidence: list[Eviden
             question, reply = (turns.get((place[1], place[2] + n)) for n in (step, step + 1))
             if question is None or reply is None or not _asks(question, reply, wants):
                 continue
-            said = _said(reply)
+            said = said_text(reply)
             span = count_span(said, frozenset(asked.words)) if how else reply_name(said, asked.words | asked.speakers)
             if span:
                 found = answered(asked, span, Clause(reply, said, speaker_and_body(reply)[0], 0.0, set()), [clause])
                 if reply.context is None:  # a short reply shows the question it answers already
-                    found.text += f" (asked: “{one_line(_said(question))}” [m{question.memory_id}])"
+                    found.text += f" (asked: “{one_line(said_text(question))}” [m{question.memory_id}])"
                 return found
     return None
 
@@ -576,7 +578,7 @@ _RELATION = re.compile(
 
 def _who(asked: Question, clause: Clause) -> str | None:
     """Persons the clause names that the question does not, else a relation it names ("Maria's aunt")."""
-    lowered, said = clause.text.lower(), _said(clause.evidence).lower()
+    lowered, said = clause.text.lower(), said_text(clause.evidence).lower()
     others = [
         p
         for p in clause.evidence.persons
@@ -639,7 +641,7 @@ def _how_many(asked: Question, clause: Clause) -> str | None:
 
 def _how_long(asked: Question, clause: Clause) -> str | None:
     """The duration the memory states ("4 years", "since 2016"); "how long ago" keeps the "ago"."""
-    span = duration_span(_said(clause.evidence))
+    span = duration_span(said_text(clause.evidence))
     return f"{span} ago" if span and re.match(r"\s*how long ago\b", asked.text, re.IGNORECASE) else span
 
 
@@ -745,21 +747,6 @@ TYPED = {
     "why": _why,
     "how": _how,
 }
-
-
-def _said(e: Evidence) -> str:
-    """What the memory's source turns said (times are read from the words as spoken)."""
-    return " ".join(s.text for s in e.sources) or e.restatement
-
-
-def session_stamp(e: Evidence) -> datetime | None:
-    """The day the memory was said, on the clock where it was said: a memory said with a known zone gives its own
-    local time (its session's stored time may be UTC); any other, the session date of its first source turn."""
-    said = datetime.fromisoformat(e.said_at) if e.said_at else None
-    if said is not None and said.tzinfo is not None:
-        return said.replace(tzinfo=None)
-    stamp = e.sources[0].timestamp if e.sources else None
-    return datetime.fromisoformat(stamp) if stamp else None
 
 
 def answered(asked: Question, span: str, clause: Clause, extra: list[Clause] | None = None) -> Answer:
