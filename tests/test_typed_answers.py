@@ -545,29 +545,19 @@ def test_the_asked_part_of_a_long_question() -> None:
 
 def test_a_first_person_who_question_is_not_answered_with_a_speaker() -> None:
     """ "Who gave me…" in a chat with an assistant: neither the asker nor the assistant is the answer."""
-    from ripplecli.answer.typed import typed_answer
-    from ripplecli.trace import Evidence, SourceRef
-
-    source = SourceRef("D1:1", "1", "assistant", "A stand mixer is a lovely birthday gift!", "2023-05-01T10:00:00")
-    told = Evidence(1, "assistant: A stand mixer is a lovely birthday gift!", 0.0, 1, ["D1:1"], [source])
+    told = memory(1, "assistant", "A stand mixer is a lovely birthday gift!", "2023-05-01T10:00:00")
     found = typed_answer("Who gave me a new stand mixer as a birthday gift?", [told])
     assert found.span != "assistant"
 
 
 def test_a_total_adds_up_the_amounts_of_every_memory_found() -> None:
     """ "How much in total": each amount once (an assistant's echo is the same amount), summed and cited."""
-    from ripplecli.answer.typed import typed_answer
-    from ripplecli.trace import Evidence, SourceRef
-
-    def said(mid: int, speaker: str, text: str) -> Evidence:
-        source = SourceRef(f"D{mid}:1", str(mid), speaker, text, "2023-05-01T10:00:00")
-        return Evidence(mid, f"{speaker}: {text}", 0.0, mid, [source.turn_id], [source])
-
+    day = "2023-05-01T10:00:00"
     evidence = [
-        said(1, "user", "I got a car wash yesterday, it was $25."),
-        said(2, "assistant", "A $25 car wash sounds reasonable."),
-        said(3, "user", "Ugh, I also got a parking ticket for $40 downtown."),
-        said(4, "user", "I bought a lamp for $90."),
+        memory(1, "user", "I got a car wash yesterday, it was $25.", day),
+        memory(2, "assistant", "A $25 car wash sounds reasonable.", day),
+        memory(3, "user", "Ugh, I also got a parking ticket for $40 downtown.", day),
+        memory(4, "user", "I bought a lamp for $90.", day),
     ]
     found = typed_answer("How much did I spend on the car wash and the parking ticket in total?", evidence)
     assert found.span == "$65"
