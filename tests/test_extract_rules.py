@@ -164,3 +164,25 @@ def test_turns_are_parsed_in_passes_of_bounded_words_with_the_same_drafts(drafts
     sliced = {d.source_turns[0]: d for batch in RulesExtractor().extract_many(windows) for d in batch}
     assert len(passes) > 10 and max(passes) <= 500
     assert sliced == drafts
+
+
+def test_an_assistants_long_answer_is_parsed_for_its_head_and_read_whole_for_time_and_known_names() -> None:
+    """Cheaper ingest of assistant chats (issue 28): spaCy reads an assistant's first ASSISTANT_PARSE_WORDS words, so a
+    name NER would find in the tail is no cue; the day it speaks of and a person the chat knows still count."""
+    from ripplecli.extract.rules import ASSISTANT_PARSE_WORDS, parsed_text
+
+    filler = " ".join(["Keep the pace easy and drink water often."] * 20)
+    tail = "Zanzibar is lovely in June. Ask Maya about it next Friday."
+    turns = [
+        Turn("t1", "Sam", "I'm training for a marathon with Maya. Any tips?", role="owner"),
+        Turn("t2", "Assistant", f"{filler} {tail}", role="assistant"),
+        Turn("t3", "Sam", f"{filler} {tail}", role="owner"),
+    ]
+    assert len(parsed_text(turns[1]).split()) == ASSISTANT_PARSE_WORDS
+    assert parsed_text(turns[2]) == turns[2].text and parsed_text(turns[0]) == turns[0].text
+    conversation = Conversation("c", [Session("s", datetime(2023, 5, 1, 12, 0), turns)])
+    (window,) = make_windows(conversation, known_persons=["Maya"])
+    _, answer, owner_said = RulesExtractor().extract(window)
+    assert "zanzibar" not in answer.concepts and "zanzibar" in owner_said.concepts
+    assert "maya" in answer.persons
+    assert answer.time_grounded and answer.time_start == owner_said.time_start

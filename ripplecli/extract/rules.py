@@ -20,6 +20,11 @@ LOCATION_ENTITIES = frozenset({"GPE", "LOC", "FAC"})
 # ~6.4 KB a token (500 LongMemEval turns, 100,607 tokens: +644 MB); a 500-turn batch of them peaked an ingest at
 # 1.27 GB. 10,000 words (~80 MB of parses) leave a LoCoMo batch (500 turns of ~22 words) in one or two passes.
 PARSE_WORDS = 10_000
+# An AI assistant's answer is parsed up to this many words (its names, chunks and keywords become cues; its time
+# words, the names the chat knows, its BM25 terms and its passage vectors still come from all of it). Assistant
+# answers are ~87 % of an assistant chat's words, and the parse is half of an ingest's CPU.
+ASSISTANT_PARSE_WORDS = 100
+_WORD = re.compile(r"\S+")
 # An ORG next to one of these words is a place people go to ("Pine Grill restaurant", "the Met museum").
 _PLACE_WORDS = """restaurant grill cafe café bar pub diner bistro bakery park museum gallery school university
     college hospital clinic church temple mosque library theater theatre stadium arena mall store shop hotel zoo
@@ -69,7 +74,7 @@ class RulesExtractor:
         assistants = [assistants_of(window) for window in windows]  # once a window, not once a turn
         drafts: list[list[MemoryDraft]] = [[] for _ in windows]
         for part in _by_words(jobs):
-            docs = parse([turn.turn.text for _, turn in part], [familiar[i] for i, _ in part])
+            docs = parse([parsed_text(turn.turn) for _, turn in part], [familiar[i] for i, _ in part])
             for (index, placed), doc in zip(part, docs, strict=True):
                 drafts[index].append(self.draft(doc, placed, windows[index], assistants[index]))
         return drafts
@@ -87,7 +92,7 @@ class RulesExtractor:
         """The memory of one parsed turn; `assistants` are the window's AI speakers (assistants_of)."""
         turn = placed.turn
         restatement, addressee = restate(turn, window.speakers, assistants)
-        persons = persons_in(doc, turn.speaker, addressee, window)
+        persons = persons_in(doc, turn, addressee, window)
         start, end, grounded = ground_time(turn.text, placed.timestamp)
         concepts, forms = extract_concepts(doc, window.speakers)
         return MemoryDraft(
@@ -115,12 +120,22 @@ def restate(turn: Turn, speakers: Sequence[str], assistants: Collection[str] = (
     return f"{turn.speaker}: {words}", other if addressed else None
 
 
+def parsed_text(turn: Turn) -> str:
+    """What spaCy reads of a turn: all of it, or an assistant's first ASSISTANT_PARSE_WORDS words."""
+    if turn.role != ASSISTANT:
+        return turn.text
+    for count, word in enumerate(_WORD.finditer(turn.text), start=1):
+        if count == ASSISTANT_PARSE_WORDS:
+            return turn.text[: word.end()]
+    return turn.text
+
+
 def _by_words(jobs: list[tuple[int, WindowTurn]]) -> Iterable[list[tuple[int, WindowTurn]]]:
-    """Consecutive runs of jobs of at most PARSE_WORDS words (a longer turn is a run of its own)."""
+    """Consecutive runs of jobs of at most PARSE_WORDS parsed words (a longer turn is a run of its own)."""
     part: list[tuple[int, WindowTurn]] = []
     words = 0
     for job in jobs:
-        length = len(job[1].turn.text.split())
+        length = len(parsed_text(job[1].turn).split())
         if part and words + length > PARSE_WORDS:
             yield part
             part, words = [], 0
@@ -167,13 +182,14 @@ def speaker_nickname(name: str, speakers: Iterable[str]) -> str:
     return matches[0] if len(matches) == 1 else name
 
 
-def persons_in(doc: Any, speaker: str, addressed: str | None, window: Window) -> list[str]:
-    """Canonical participants: speaker, party addressed, named people and known persons in the text."""
+def persons_in(doc: Any, turn: Turn, addressed: str | None, window: Window) -> list[str]:
+    """Canonical participants: speaker, party addressed, people NER names in the parse and known persons in the
+    whole turn."""
     people = [ent for ent in doc.ents if ent.label_ == "PERSON" and not _after_article(ent)]
     named = [clean_name(ent.text) for ent in people if not is_placed(ent, window)]
-    found = [speaker, addressed or ""]
+    found = [turn.speaker, addressed or ""]
     found += [speaker_nickname(name, window.speakers) for name in named if looks_like_person(name)]
-    found += [name for name in [*window.known_persons, *window.speakers] if mentions(doc.text, name)]
+    found += [name for name in [*window.known_persons, *window.speakers] if mentions(turn.text, name)]
     return unique(canonical_name(name) for name in found)
 
 
