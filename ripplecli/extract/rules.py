@@ -27,6 +27,7 @@ PARSE_WORDS = 10_000
 # .959, preference any@5 16 -> 15 of 20; LoCoMo has no assistant turns. Not tuned: 100 was the one length tried.
 ASSISTANT_PARSE_WORDS = 100
 _WORD = re.compile(r"\S+")
+ParseJob = tuple[int, WindowTurn, str]  # (window index, the turn, the text spaCy reads: parsed_text)
 # An ORG next to one of these words is a place people go to ("Pine Grill restaurant", "the Met museum").
 _PLACE_WORDS = """restaurant grill cafe café bar pub diner bistro bakery park museum gallery school university
     college hospital clinic church temple mosque library theater theatre stadium arena mall store shop hotel zoo
@@ -71,13 +72,14 @@ class RulesExtractor:
     def extract_many(self, windows: Sequence[Window]) -> list[list[MemoryDraft]]:
         """Drafts for many windows, parsing their turns in batched spaCy passes (much faster than one by one) of at
         most PARSE_WORDS words, each pass's parses dropped once drafted: memory does not grow with turn length."""
-        jobs = [(i, turn) for i, window in enumerate(windows) for turn in window.turns if not turn.is_context]
+        fresh = [(i, placed) for i, window in enumerate(windows) for placed in window.turns if not placed.is_context]
+        jobs = [(i, placed, parsed_text(placed.turn)) for i, placed in fresh]
         familiar = [[canonical_name(name) for name in windows[i].speakers] for i in range(len(windows))]
         assistants = [assistants_of(window) for window in windows]  # once a window, not once a turn
         drafts: list[list[MemoryDraft]] = [[] for _ in windows]
         for part in _by_words(jobs):
-            docs = parse([parsed_text(turn.turn) for _, turn in part], [familiar[i] for i, _ in part])
-            for (index, placed), doc in zip(part, docs, strict=True):
+            docs = parse([text for _, _, text in part], [familiar[i] for i, _, _ in part])
+            for (index, placed, _), doc in zip(part, docs, strict=True):
                 drafts[index].append(self.draft(doc, placed, windows[index], assistants[index]))
         return drafts
 
@@ -132,12 +134,12 @@ def parsed_text(turn: Turn) -> str:
     return turn.text
 
 
-def _by_words(jobs: list[tuple[int, WindowTurn]]) -> Iterable[list[tuple[int, WindowTurn]]]:
+def _by_words(jobs: list[ParseJob]) -> Iterable[list[ParseJob]]:
     """Consecutive runs of jobs of at most PARSE_WORDS parsed words (a longer turn is a run of its own)."""
-    part: list[tuple[int, WindowTurn]] = []
+    part: list[ParseJob] = []
     words = 0
     for job in jobs:
-        length = len(parsed_text(job[1].turn).split())
+        length = len(job[2].split())
         if part and words + length > PARSE_WORDS:
             yield part
             part, words = [], 0
