@@ -24,7 +24,7 @@ PARSE_WORDS = 10_000
 # words, the names the chat knows, its BM25 terms and its passage vectors still come from all of it): assistant
 # answers are ~87 % of an assistant chat's words. measured on 2 cores: a generated 1,500-message ChatGPT export
 # 1,943 -> 2,590 words/s; LongMemEval dev (160) 59 min a run (was ~77), ripple full @10 .876 unchanged, @30 .952 ->
-# .959, preference any@5 16 -> 15 of 20; LoCoMo has no assistant turns. Not tuned: 100 was the one length tried.
+# .959, preference any@5 16 -> 15 of 20 (200 words: 15 too, each haystack ~4 s slower); LoCoMo has no assistant turns.
 ASSISTANT_PARSE_WORDS = 100
 _WORD = re.compile(r"\S+")
 ParseJob = tuple[int, WindowTurn, str]  # (window index, the turn, the text spaCy reads: parsed_text)
