@@ -267,6 +267,29 @@ def test_a_question_ending_on_a_preposition_gets_what_follows_its_word() -> None
     assert asked_object("Where did Maya go to?", {"maya"}) is None
 
 
+def test_a_time_after_the_preposition_is_read_past() -> None:
+    from ripplecli.answer.objects import asked_object
+
+    for question in (
+        "What topic has John been blogging about recently?",
+        "What did Maria participate in last weekend before April 10, 2023?",
+        "What was Maria involved in on 31 July, 2023?",
+    ):
+        assert asked_object(question, {"john", "maria"}) is not None, question
+    blog = [memory(1, "John", "Since we chatted last, I've been blogging about politics and the government.")]
+    assert typed_answer("What topic has John been blogging about recently?", blog).span == "politics and the government"
+    assert asked_object("What did Maria do in May 2023?", {"maria"}) is None  # "in May 2023" is a time
+
+
+def test_an_answer_that_only_appraises_is_not_sure_unless_a_feeling_is_asked() -> None:
+    meeting = [memory(1, "Caroline", "The council meeting for adoption was inspiring and emotional.")]
+    assert not typed_answer("What did Caroline see at the council meeting for adoption?", meeting).sure
+    picnic = [memory(2, "Maria", "We did fun activities at the picnic with my church friends.")]
+    assert not typed_answer("What activities did Maria do at the picnic with her church friends?", picnic).sure
+    felt = typed_answer("What emotions did Caroline feel at the council meeting for adoption?", meeting)
+    assert felt.sure and felt.span == "inspiring and emotional"  # a feeling asked is answered by one
+
+
 def test_allergic_to_is_answered_by_the_memory_that_says_it_not_the_best_ranked_one() -> None:
     evidence = [
         memory(1, "Alex", "Maya had a bad allergic reaction at the reception. Her lips started swelling."),

@@ -37,9 +37,22 @@ class AskedObject:
     preposition: str
 
 
+# A time after the preposition names when, not what: "What has John been blogging about [recently]?", "What did Maria
+# participate in [last weekend before April 10, 2023]?".
+_TIME_TAIL = re.compile(
+    r"\s+(?:(?:(?:as mentioned\s+)?(?:on|in|before|after|during|around)\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+)?"
+    r"[A-Z][a-z]+,?\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?\d{4}|recently|lately|currently|now|these days"
+    r"|(?:last|this|next)\s+(?:week(?:end)?|month|year|summer|winter|spring|fall|autumn|night|friday|saturday|sunday))"
+    r"\s*(?=\?)",
+)
+
+
 def asked_object(question: str, names: set[str]) -> AskedObject | None:
     """The anchor and preposition of "What is X <word> <preposition>?", or None (the word is a name or a
-    little word: "What did Jon take a trip to Rome for?" asks why, not what comes after "Rome for")."""
+    little word: "What did Jon take a trip to Rome for?" asks why, not what comes after "Rome for"). Times at the
+    end are read past."""
+    while (tail := _TIME_TAIL.search(question)) is not None:
+        question = question[: tail.start()] + question[tail.end() :]
     match = _ASKED.match(question)
     if match is None:
         return None

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from ripplecli.answer.appraisal import only_appraises
 from ripplecli.answer.base import NOT_FOUND, NOT_SURE, Answer
 from ripplecli.answer.chronology import chronology_answer
 from ripplecli.answer.lists import ordinal_answer
@@ -297,12 +298,18 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
         worked_out.type = asked.type
         return worked_out
     answer = _typed(asked, evidence)
-    if answer.found and answer.sure and asked.type not in ECHO_FREE and echoes(asked, answer.span or ""):
+    if answer.found and answer.sure and asked.type not in ECHO_FREE and says_nothing(asked, answer.span or ""):
         return not_sure(asked, evidence)
     return answer
 
 
 ECHO_FREE = frozenset({"yes-no", "should", "when"})  # a verdict or a date may use the question's own words
+
+
+def says_nothing(asked: Question, span: str) -> bool:
+    """Whether a span only echoes the question, or (for what and which) only appraises ("inspiring and emotional")."""
+    appraises = asked.type in ("what", "which") and only_appraises(asked.text, asked.tokens | asked.names, span)
+    return appraises or echoes(asked, span)
 
 
 def echoes(asked: Question, span: str) -> bool:

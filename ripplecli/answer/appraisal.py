@@ -1,0 +1,37 @@
+"""Words that appraise rather than name: a what-answer made only of them ("inspiring and emotional", "fun
+activities", "a new team") says how something was found, not what it was, so the rules say "not sure" instead.
+
+Measured on the LoCoMo dev split (2026-12-04): the what/which answers this turns into "not sure" shared no word
+with the gold answer, 5 of 5 on the tuning half (conv-26, -30, -41, where the words were chosen) and 6 of 6 on the
+held-out half.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ripplecli.answer.spans import POSITIVE
+from ripplecli.cues import content_tokens
+
+APPRAISAL = POSITIVE | frozenset(
+    """inspiring inspired inspirational emotional interesting admirable nice cool awesome fantastic impact impactful
+    heartwarming heartfelt meaningful special exciting glad proud grateful thankful thankfully tough hard busy
+    particularly especially super pretty totally really truly real such much huge big small new old different
+    ride journey way time thing things stuff something everything nothing lot lots bit blast kind sort
+    difficult rough sad upset scary stressful crazy wild fine okay nice neat sweet cute glad
+    always never often sometimes lately recently""".split()
+)
+# A question that asks for a feeling or an opinion is answered by appraising words.
+_ASKS_APPRAISAL = re.compile(
+    r"\b(?:feel|felt|feels|feeling|feelings|emotions?|reaction|react|think|thought|opinion|attitude|sentiment"
+    r"|describe|described|impression|mood)\b",
+    re.IGNORECASE,
+)
+
+
+def only_appraises(question: str, asked_words: set[str], span: str) -> bool:
+    """Whether every content word a span adds to the question appraises (and the question asks for no feeling)."""
+    if _ASKS_APPRAISAL.search(question):
+        return False
+    added = [word for word in content_tokens(span) if word not in asked_words]
+    return bool(added) and all(word in APPRAISAL for word in added)
