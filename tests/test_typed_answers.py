@@ -281,6 +281,18 @@ def test_a_time_after_the_preposition_is_read_past() -> None:
     assert asked_object("What did Maria do in May 2023?", {"maria"}) is None  # "in May 2023" is a time
 
 
+def test_what_was_done_is_the_object_the_evidence_gives_the_questions_verb() -> None:
+    from ripplecli.answer.objects import asked_doing
+
+    assert asked_doing("What did Mel and her kids make during the pottery workshop?", {"mel"}) == "make"
+    assert asked_doing("What does Gina's tattoo symbolize?", {"gina"}) == "symbolize"
+    assert asked_doing("What did John do to help his community?", {"john"}) is None  # the doing is not named
+    store = [memory(1, "Gina", "I'm over the moon, I found the perfect spot for my clothing store!")]
+    assert typed_answer("What did Gina find for her clothing store?", store).span == "perfect spot"
+    pots = [memory(2, "Melanie", "At the pottery workshop we made our own pots, it was fun.")]
+    assert typed_answer("What did Melanie make during the pottery workshop?", pots).span == "own pots"
+
+
 def test_an_answer_that_only_appraises_is_not_sure_unless_a_feeling_is_asked() -> None:
     meeting = [memory(1, "Caroline", "The council meeting for adoption was inspiring and emotional.")]
     assert not typed_answer("What did Caroline see at the council meeting for adoption?", meeting).sure

@@ -79,3 +79,84 @@ def object_after(asked: AskedObject, text: str, dropped: set[str]) -> str | None
         if said and len(words) <= OBJECT_WORDS and not is_duration(" ".join(words)):
             return " ".join(words).strip("'\"“” ")
     return None
+
+
+# "What did Mel and her kids make …?" → "we all made [our own pots]": the thing a question's verb was done to.
+_ASKED_DOING = re.compile(r"^\s*what\s+(?:did|does|do|has|have|had)\s+(.+?)\s*\?\s*$", re.IGNORECASE)
+_NOUN_BEFORE = frozenset("a an the her his their my our your its this that these those".split())
+# Irregular past forms of verbs chat questions ask with; regular ones share the base's stem ("painted", "hosts").
+_PAST = {
+    "make": "made",
+    "see": "saw seen",
+    "take": "took taken",
+    "find": "found",
+    "get": "got gotten",
+    "give": "gave given",
+    "buy": "bought",
+    "bring": "brought",
+    "build": "built",
+    "write": "wrote written",
+    "win": "won",
+    "eat": "ate eaten",
+    "meet": "met",
+    "send": "sent",
+    "teach": "taught",
+    "learn": "learnt",
+    "draw": "drew drawn",
+    "grow": "grew grown",
+    "sell": "sold",
+    "wear": "wore worn",
+    "sing": "sang sung",
+    "begin": "began begun",
+    "choose": "chose chosen",
+    "hold": "held",
+    "read": "read",
+    "tell": "told",
+    "say": "said",
+    "lose": "lost",
+    "catch": "caught",
+    "keep": "kept",
+}
+# An object starts as a noun phrase does: a determiner, a possessive or a number ("made [our own pots]").
+_DETERMINED = re.compile(
+    r"(?:a|an|the|my|our|your|his|her|their|its|some|this|these|those|two|three|four|five|several|many|lots of"
+    r"|[A-Z][a-z]+'s)\s",
+    re.IGNORECASE,
+)
+_NOT_VERBS = (STOPWORDS - frozenset(_PAST)) | frozenset("both all each".split())  # "make" is a cue stopword
+_TOO_PLAIN = frozenset("do does did done be have has had say said think thought feel felt".split())
+
+
+def asked_doing(question: str, dropped: set[str]) -> str | None:
+    """The verb of "What did <subject> <verb> …?": the first word after the subject that is not a name, a little
+    word or a noun after a determiner ("What did Mel and her kids [make] during …" → "make")."""
+    match = _ASKED_DOING.match(question)
+    if match is None:
+        return None
+    before = ""
+    for word in match.group(1).split():
+        token = word.lower().strip(",")
+        if token in _TOO_PLAIN:
+            return None  # "What did John do to help…": the doing is not named
+        noun = before in _NOUN_BEFORE or before.endswith("'s")  # "her kids", "Gina's tattoo"
+        if token.isalpha() and token not in _NOT_VERBS | dropped and not word[0].isupper() and not noun:
+            return token
+        before = token
+    return None
+
+
+def done_object(verb: str, text: str, dropped: set[str]) -> str | None:
+    """What the text says the verb was done to: the words after a form of it ("made [our own pots]"), to the
+    clause's next mark; None when they lead elsewhere ("made [for a local church]") or say nothing new."""
+    forms = set(_PAST.get(verb, "").split())
+    for word in _WORD.finditer(text):
+        said = word.group().lower()
+        if said not in forms and (stem(said) != stem(verb) or not said.startswith(verb[:3])):
+            continue
+        rest = _OBJECT_END.split(text[word.end() :], maxsplit=1)[0]
+        words = rest.split()
+        if not _DETERMINED.match(rest.lstrip() + " ") or len(words) > OBJECT_WORDS:
+            continue
+        if [w for w in words if w.lower().strip("'\"“”!,") not in STOPWORDS | dropped]:
+            return " ".join(words).strip("'\"“” ")
+    return None

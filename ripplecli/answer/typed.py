@@ -23,7 +23,7 @@ from ripplecli.answer.base import NOT_FOUND, NOT_SURE, Answer
 from ripplecli.answer.chronology import chronology_answer
 from ripplecli.answer.lists import ordinal_answer
 from ripplecli.answer.names import unmentioned_name
-from ripplecli.answer.objects import AskedObject, asked_object, object_after
+from ripplecli.answer.objects import AskedObject, asked_doing, asked_object, done_object, object_after
 from ripplecli.answer.phrases import (
     TIME_NAMES,
     TIME_WORDS,
@@ -335,6 +335,8 @@ def _typed(asked: Question, evidence: list[Evidence]) -> Answer:
         for clause in (c for c in ranked if c.score > 0):  # the word and its preposition are evidence enough
             if span := object_after(asked.object, clause.text, dropped):
                 return answered(asked, span, clause)
+    if (found := _done_to(asked, ranked)) is not None:
+        return found
     if asked.type == "who" and asked.doing is not None and (found := _doer(asked, ranked)):
         return found
     pick = TYPED.get(asked.type)
@@ -369,6 +371,22 @@ def _typed(asked: Question, evidence: list[Evidence]) -> Answer:
     if wants_kind(asked) or tied(best, ranked) or is_caption(best.text):  # a clause of its words would be a guess
         return not_sure(asked, evidence)
     return answered(asked, clause_span(asked, best), best)
+
+
+def _done_to(asked: Question, ranked: list[Clause]) -> Answer | None:
+    """ "What did Mel and her kids make during the pottery workshop?" → what the best clauses say was made ("our own
+    pots"), when the question asks for no named kind of thing."""
+    if asked.type != "what" or asked_noun(asked.text) or _NAME.search(asked.text):
+        return None
+    dropped = asked.words | possessive(asked.names)
+    verb = asked_doing(asked.text, asked.names)
+    if verb is None:
+        return None
+    for clause in (c for c in ranked if c.score >= KEEP_FRACTION * ranked[0].score):
+        span = done_object(verb, clause.text, dropped)
+        if span and new_words(asked, phrase := answer_phrase(span, dropped)):  # not "the beauty [around]"
+            return answered(asked, phrase, clause)
+    return None
 
 
 def newest_telling(asked: Question, kept: list[Clause], pick: Picker) -> Answer | None:
