@@ -195,7 +195,8 @@ def test_a_question_that_names_a_time_prefers_what_was_said_then() -> None:
 
 
 def test_who_is_not_the_other_speaker_a_restated_we_put_in() -> None:
-    """ "We celebrated…" restated "Melanie and Caroline celebrated…" does not make Caroline the answer."""
+    """ "We celebrated…" restated "Melanie and Caroline celebrated…", or "Thanks, Caroline!", does not make Caroline
+    the answer."""
     evidence = [
         memory(
             1,
@@ -210,6 +211,11 @@ def test_who_is_not_the_other_speaker_a_restated_we_put_in() -> None:
     assert typed_answer("Who performed at the concert at Melanie's daughter's birthday?", evidence).span == (
         "Matt Patterson"
     )
+    spoken_to = [
+        memory(3, "Melanie", "Thanks Caroline, we had a party for my daughter's birthday.", persons=["caroline"]),
+        memory(4, "Caroline", "Happy birthday to her!"),
+    ]
+    assert typed_answer("Whose birthday did Melanie celebrate?", spoken_to).span != "Caroline"  # the one spoken to
 
 
 def test_a_count_keeps_the_unit_asked_in_and_how_long_ago_keeps_ago() -> None:

@@ -603,14 +603,14 @@ _RELATION = re.compile(
 
 def _who(asked: Question, clause: Clause) -> str | None:
     """Persons the clause names that the question does not, else a relation it names ("Maria's aunt")."""
-    lowered, said = clause.text.lower(), said_text(clause.evidence).lower()
+    lowered = clause.text.lower()
     others = [
         p
         for p in clause.evidence.persons
         if p not in asked.persons
         and p != clause.speaker.casefold()
         and re.search(rf"\b{re.escape(p)}\b", lowered)
-        and (p not in asked.speakers or re.search(rf"\b{re.escape(p)}\b", said))  # not a "we" the restatement named
+        and p not in asked.speakers  # the one spoken to ("Thanks, Caroline!"), or a "we" the restatement named
     ]
     if others:
         return place_span(others, clause.evidence.restatement, asked.words)
