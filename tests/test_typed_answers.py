@@ -295,8 +295,16 @@ def test_what_was_done_is_the_object_the_evidence_gives_the_questions_verb() -> 
     assert asked_doing("What did John do to help his community?", {"john"}) is None  # the doing is not named
     store = [memory(1, "Gina", "I'm over the moon, I found the perfect spot for my clothing store!")]
     assert typed_answer("What did Gina find for her clothing store?", store).span == "perfect spot"
-    pots = [memory(2, "Melanie", "At the pottery workshop we made our own pots, it was fun.")]
-    assert typed_answer("What did Melanie make during the pottery workshop?", pots).span == "own pots"
+    pots = [
+        memory(
+            2,
+            "Melanie",
+            "At the pottery workshop we made our own pots, it was fun.",
+            restated="At the pottery workshop Melanie and Caroline made Melanie and Caroline's own pots, it was fun.",
+            persons=["caroline"],
+        )
+    ]
+    assert typed_answer("What did Melanie make during the pottery workshop?", pots).span == "pots"
 
 
 def test_an_answer_that_only_appraises_is_not_sure_unless_a_feeling_is_asked() -> None:
@@ -306,6 +314,8 @@ def test_an_answer_that_only_appraises_is_not_sure_unless_a_feeling_is_asked() -
     assert not typed_answer("What activities did Maria do at the picnic with her church friends?", picnic).sure
     felt = typed_answer("What emotions did Caroline feel at the council meeting for adoption?", meeting)
     assert felt.sure and felt.span == "inspiring and emotional"  # a feeling asked is answered by one
+    meal = [memory(3, "John", "Sharing a tasty meal with my family.")]
+    assert not typed_answer("What kind of meal did John share with his family?", meal).sure
 
 
 def test_allergic_to_is_answered_by_the_memory_that_says_it_not_the_best_ranked_one() -> None:

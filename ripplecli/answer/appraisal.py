@@ -18,7 +18,7 @@ APPRAISAL = POSITIVE | frozenset(
     heartwarming heartfelt meaningful special exciting glad proud grateful thankful thankfully tough hard busy
     particularly especially super pretty totally really truly real such much huge big small new old different
     ride journey way time thing things stuff something everything nothing lot lots bit blast kind sort
-    difficult rough sad upset scary stressful crazy wild fine okay nice neat sweet cute glad
+    difficult rough sad upset scary stressful crazy wild fine okay nice neat sweet cute glad tasty delicious yummy
     always never often sometimes lately recently""".split()
 )
 # A question that asks for a feeling or an opinion is answered by appraising words.

@@ -120,7 +120,7 @@ _PAST = {
 # An object starts as a noun phrase does: a determiner, a possessive or a number ("made [our own pots]").
 _DETERMINED = re.compile(
     r"(?:a|an|the|my|our|your|his|her|their|its|some|this|these|those|two|three|four|five|several|many|lots of"
-    r"|[A-Z][a-z]+'s)\s",
+    r"|(?:[A-Z][a-z]+ and )?[A-Z][a-z]+'s)\s",  # a restated "our": "Melanie and Caroline's own pots"
     re.IGNORECASE,
 )
 _NOT_VERBS = (STOPWORDS - frozenset(_PAST)) | frozenset("both all each".split())  # "make" is a cue stopword

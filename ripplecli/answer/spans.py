@@ -38,7 +38,7 @@ POSITIVE = frozenset(
 STOP_EDGE = frozenset(
     """a an the and or but so to of in on at for with by from that this these those it its is are was were be
     been i you he she they we my your his her their our me him them us also just really very about as up
-    thanks thank ok okay oh well yes yeah yep sure wow hey hi too""".split()  # and a reply's openers: "Thanks, …"
+    thanks thank ok okay oh well yes yeah yep sure wow hey hi too own""".split()  # and a reply's openers: "Thanks, …"
 )
 
 
