@@ -307,6 +307,26 @@ def test_what_was_done_is_the_object_the_evidence_gives_the_questions_verb() -> 
     assert typed_answer("What did Melanie make during the pottery workshop?", pots).span == "pots"
 
 
+def test_a_reply_opener_a_relative_clause_or_a_who_or_where_is_no_what_answer() -> None:
+    flooring = [
+        memory(1, "Jon", "I'm after Marley flooring for the studio, which is what dance studios usually use."),
+        memory(2, "Gina", "Good call on the floor, Jon."),
+    ]
+    answer = typed_answer("What kind of flooring is Jon looking for in his dance studio?", flooring)
+    assert answer.span != "which is what dance studios usually use"
+    nicole = [memory(3, "Caroline", "I loved Becoming Nicole by Amy Ellis Nutt.", persons=["amy ellis nutt"])]
+    assert not typed_answer("What did Caroline take away from the book Becoming Nicole?", nicole).sure
+    gift = [memory(4, "Caroline", "This necklace was a gift from my grandma in Sweden.", locations=["Sweden"])]
+    assert typed_answer("Where is Caroline's grandma from?", gift).span == "Sweden"  # where asks it
+
+
+def test_which_names_the_noun_before_its_verb() -> None:
+    assert asked_noun("Which song motivates Caroline to be courageous?") == "song"
+    assert asked_noun("Which outdoor gear company likely signed up John?") == "company"
+    brave = [memory(1, "Caroline", 'The song "Brave" by Sara Bareilles motivates me to be courageous.')]
+    assert typed_answer("Which song motivates Caroline to be courageous?", brave).span == '"Brave" by Sara Bareilles'
+
+
 def test_an_answer_that_only_appraises_is_not_sure_unless_a_feeling_is_asked() -> None:
     meeting = [memory(1, "Caroline", "The council meeting for adoption was inspiring and emotional.")]
     assert not typed_answer("What did Caroline see at the council meeting for adoption?", meeting).sure

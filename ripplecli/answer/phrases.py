@@ -26,6 +26,11 @@ _ASKING = re.compile(
     rf"((?:(?!{_AUX}\b)[\w'+-]+\s+){{1,3}}?){_AUX}\b",
     re.IGNORECASE,
 )
+# "Which song motivates…", "Which outdoor gear company likely signed…": the noun before a verb in -s or -ed.
+_WHICH_NOUN = re.compile(
+    r"^\s*(?:in |on |at |to |from )?which\s+((?:[\w'-]+\s+){0,2}?[\w'-]+)\s+(?:\w+ly\s+)?[a-z]+(?:s|ed)\b",
+    re.IGNORECASE,
+)
 _QUOTED = re.compile(r"\"[^\"]{2,80}\"|“[^”]{2,80}”")
 _BY = re.compile(r"^\s*by\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3})")
 DETERMINERS = frozenset("another some any every each this that these those such other".split())
@@ -71,8 +76,9 @@ def is_caption(text: str) -> bool:
 
 
 def asked_noun(question: str) -> str | None:
-    """The thing a what/which question asks for: "workshop" in "What workshop did Caroline attend?"."""
-    match = _ASKING.match(question)
+    """The thing a what/which question asks for: "workshop" in "What workshop did Caroline attend?", "song" in
+    "Which song motivates Caroline?"."""
+    match = _ASKING.match(question) or _WHICH_NOUN.match(question)
     return match.group(1).split()[-1].lower() if match else None
 
 

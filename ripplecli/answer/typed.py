@@ -300,6 +300,8 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
     answer = _typed(asked, evidence)
     if answer.found and answer.sure and asked.type not in ECHO_FREE and says_nothing(asked, answer.span or ""):
         return not_sure(asked, evidence)
+    if answer.found and answer.sure and answers_who_or_where(asked, answer, evidence):
+        return not_sure(asked, evidence)
     return answer
 
 
@@ -307,9 +309,31 @@ ECHO_FREE = frozenset({"yes-no", "should", "when"})  # a verdict or a date may u
 
 
 def says_nothing(asked: Question, span: str) -> bool:
-    """Whether a span only echoes the question, or (for what and which) only appraises ("inspiring and emotional")."""
-    appraises = asked.type in ("what", "which") and only_appraises(asked.text, asked.tokens | asked.names, span)
-    return appraises or echoes(asked, span)
+    """Whether a span only echoes the question, or (for what and which) only appraises ("inspiring and emotional")
+    or is a piece of a reply or of a clause about something said before ("Yup, it's a yoga studio…", "which is what
+    dance studios usually use")."""
+    said_kind = asked.type not in ("what", "which")
+    if not said_kind and (only_appraises(asked.text, asked.tokens | asked.names, span) or _REFERS_BACK.match(span)):
+        return True
+    return echoes(asked, span)
+
+
+def answers_who_or_where(asked: Question, answer: Answer, evidence: list[Evidence]) -> bool:
+    """Whether a what-answer is only a person or a place its memory names ("Amy Ellis Nutt" to "What did Caroline
+    take away from the book?", "home country, Sweden" to "What was grandma's gift?"): that answers who or where, which
+    the question does not ask (a name question does)."""
+    if asked.type != "what" or _NAME.search(asked.text) or not answer.citations:
+        return False
+    cited = next((e for e in evidence if e.memory_id == answer.citations[0]), None)
+    if cited is None:
+        return False
+    span = (answer.span or "").lower().strip(' "“”')
+    places = {p.lower() for p in [*cited.locations, *(cited.context.locations if cited.context else [])]}
+    return span in cited.persons or all(part.strip() in places | _PLACE_WORDS for part in span.split(","))
+
+
+_PLACE_WORDS = frozenset({"home country", "hometown", "home town"})
+_REFERS_BACK = re.compile(r"(?:which|who|whom|whose|yup|yeah|yes|yep|nope|no|well|oh)\b", re.IGNORECASE)
 
 
 def echoes(asked: Question, span: str) -> bool:
