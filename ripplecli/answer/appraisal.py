@@ -1,9 +1,9 @@
 """Words that appraise rather than name: a what-answer made only of them ("inspiring and emotional", "fun
 activities", "a new team") says how something was found, not what it was, so the rules say "not sure" instead.
 
-Measured on the LoCoMo dev split (2026-12-04): the what/which answers this turns into "not sure" shared no word
-with the gold answer, 5 of 5 on the tuning half (conv-26, -30, -41, where the words were chosen) and 6 of 6 on the
-held-out half.
+Measured on the LoCoMo dev split (2026-12-04): of the what/which answers this turns into "not sure", none shared a
+word with the gold answer on the tuning half (6 of 6; conv-26, -30, -41, where the words were chosen) and 6 of 7 on
+the held-out half (the seventh: "tasty soup" against "tasty soup with sage").
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ APPRAISAL = POSITIVE | frozenset(
     heartwarming heartfelt meaningful special exciting glad proud grateful thankful thankfully tough hard busy
     particularly especially super pretty totally really truly real such much huge big small new old different
     ride journey way time thing things stuff something everything nothing lot lots bit blast kind sort
-    difficult rough sad upset scary stressful crazy wild fine okay nice neat sweet cute glad tasty delicious yummy
+    difficult rough sad upset scary stressful crazy wild fine okay neat sweet cute tasty delicious yummy
     always never often sometimes lately recently""".split()
 )
 # A question that asks for a feeling or an opinion is answered by appraising words.

@@ -312,8 +312,8 @@ def says_nothing(asked: Question, span: str) -> bool:
     """Whether a span only echoes the question, or (for what and which) only appraises ("inspiring and emotional")
     or is a piece of a reply or of a clause about something said before ("Yup, it's a yoga studio…", "which is what
     dance studios usually use")."""
-    said_kind = asked.type not in ("what", "which")
-    if not said_kind and (only_appraises(asked.text, asked.tokens | asked.names, span) or _REFERS_BACK.match(span)):
+    named = asked.type in ("what", "which")
+    if named and (only_appraises(asked.text, asked.tokens | asked.names, span) or _REFERS_BACK.match(span)):
         return True
     return echoes(asked, span)
 
@@ -632,9 +632,8 @@ def _who(asked: Question, clause: Clause) -> str | None:
         p
         for p in clause.evidence.persons
         if p not in asked.persons
-        and p != clause.speaker.casefold()
+        and p not in asked.speakers  # the speaker, the one spoken to ("Thanks, Caroline!"), a restated "we"
         and re.search(rf"\b{re.escape(p)}\b", lowered)
-        and p not in asked.speakers  # the one spoken to ("Thanks, Caroline!"), or a "we" the restatement named
     ]
     if others:
         return place_span(others, clause.evidence.restatement, asked.words)
