@@ -216,6 +216,12 @@ def test_who_is_not_the_other_speaker_a_restated_we_put_in() -> None:
         memory(4, "Caroline", "Happy birthday to her!"),
     ]
     assert typed_answer("Whose birthday did Melanie celebrate?", spoken_to).span != "Caroline"  # the one spoken to
+    group = [
+        memory(5, "Alex", "Went to yoga with Sam this morning.", persons=["sam"]),
+        memory(6, "Sam", "It was a good class!"),
+        memory(7, "Jo", "Nice, next time I'm in."),
+    ]
+    assert typed_answer("Who did Alex go to yoga with?", group).span == "Sam"  # a chat of three: Sam is no addressee
 
 
 def test_a_count_keeps_the_unit_asked_in_and_how_long_ago_keeps_ago() -> None:

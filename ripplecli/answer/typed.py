@@ -162,6 +162,7 @@ class Question:
         self.persons = {t for t in tokens if t in persons} | named
         self.names = persons
         self.speakers = speakers
+        self.pairs = two_person_chats(evidence)
         self.tokens = set(tokens)
         self.weights = {stem(t): NAME_WEIGHT if t in persons or t in name_words else 1.0 for t in tokens}
         self.speaker = next(iter(self.persons & speakers), None) if len(self.persons & speakers) == 1 else None
@@ -178,6 +179,15 @@ class Question:
     def carried(self, text: str) -> set[str]:
         """The question's cue stems a piece of text carries."""
         return {stem(t) for t in content_tokens(text)} & set(self.weights)
+
+
+def two_person_chats(evidence: list[Evidence]) -> dict[str, set[str]]:
+    """The two speakers of each chat the evidence shows only two speaking in: there, the other one named in a turn
+    is the one spoken to ("Thanks Caroline, …"), never what a who-question asks for."""
+    chats: dict[str, set[str]] = {}
+    for e in evidence:
+        chats.setdefault(e.conversation_id, set()).update(s.speaker.casefold() for s in e.sources)
+    return {chat: speakers for chat, speakers in chats.items() if len(speakers) == 2}
 
 
 def asked_time(question: str, evidence: list[Evidence]) -> tuple[datetime, datetime] | None:
@@ -627,13 +637,15 @@ _RELATION = re.compile(
 
 def _who(asked: Question, clause: Clause) -> str | None:
     """Persons the clause names that the question does not, else a relation it names ("Maria's aunt")."""
-    lowered = clause.text.lower()
+    lowered, said = clause.text.lower(), said_text(clause.evidence).lower()
     others = [
         p
         for p in clause.evidence.persons
         if p not in asked.persons
-        and p not in asked.speakers  # the speaker, the one spoken to ("Thanks, Caroline!"), a restated "we"
+        and p != clause.speaker.casefold()
         and re.search(rf"\b{re.escape(p)}\b", lowered)
+        and p not in asked.pairs.get(clause.evidence.conversation_id, ())  # in a chat of two: the one spoken to
+        and (p not in asked.speakers or re.search(rf"\b{re.escape(p)}\b", said))  # not a "we" the restatement named
     ]
     if others:
         return place_span(others, clause.evidence.restatement, asked.words)
