@@ -333,6 +333,11 @@ def test_which_names_the_noun_before_its_verb() -> None:
     assert typed_answer("Which song motivates Caroline to be courageous?", brave).span == '"Brave" by Sara Bareilles'
 
 
+def test_a_fronted_clause_is_background_and_the_news_follows_its_comma() -> None:
+    drive = [memory(1, "Ana", "After the long drive back home, I slept for two whole days.")]
+    assert typed_answer("What did Ana say about the drive?", drive).span == "slept for two whole days"
+
+
 def test_an_answer_that_only_appraises_is_not_sure_unless_a_feeling_is_asked() -> None:
     meeting = [memory(1, "Caroline", "The council meeting for adoption was inspiring and emotional.")]
     assert not typed_answer("What did Caroline see at the council meeting for adoption?", meeting).sure

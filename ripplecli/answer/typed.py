@@ -497,7 +497,14 @@ def clause_span(asked: Question, clause: Clause) -> str:
 def phrase_of(asked: Question, text: str, speaker: str) -> str:
     """The part of a clause that answers: its news (below), without the question's words, persons and times at
     its edges."""
-    return answer_phrase(news_of(asked, text, speaker), asked.words | possessive(asked.persons | {speaker.casefold()}))
+    main = _FRONTED.sub("", text, count=1)  # "Since we last talked, I've been blogging…": the news is after the comma
+    return answer_phrase(news_of(asked, main, speaker), asked.words | possessive(asked.persons | {speaker.casefold()}))
+
+
+_FRONTED = re.compile(
+    r"^(?:since|when|after|before|although|though|while|if|once|as soon as|ever since)\b[^,.;!?]{3,80},\s+(?=\S)",
+    re.IGNORECASE,
+)
 
 
 def news_of(asked: Question, text: str, speaker: str) -> str:
