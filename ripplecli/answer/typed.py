@@ -322,7 +322,7 @@ def says_nothing(asked: Question, span: str) -> bool:
     """Whether a span only echoes the question, or (for what and which) only appraises ("inspiring and emotional")
     or is a piece of a reply or of a clause about something said before ("Yup, it's a yoga studio…", "which is what
     dance studios usually use")."""
-    named = asked.type in ("what", "which")
+    named = asked.type in ("what", "which") and not asked.wants_questions  # "What did I ask…": a question answers
     if named and (only_appraises(asked.text, asked.tokens | asked.names, span) or _REFERS_BACK.match(span)):
         return True
     return echoes(asked, span)
