@@ -6,8 +6,9 @@ duration; yes-no / should → what the evidence says for and against (yes or no 
 anything else → the shortest clause that carries the question's cue. Every answer names the speaker and the
 date and cites the memories; when no evidence carries the question's cues it says so and shows the closest.
 When the question asks for a kind of span (a reason, an amount, a place, a name, a title…) and no clause holds
-one, or two memories carry it equally well, the answer says "not sure" and shows the top memory instead of a
-clause that would be a guess.
+one, or two memories carry it equally well, or the span would name nothing (it only appraises, echoes the
+question, is a piece of a reply, or is a person or place the question does not ask for), the answer says "not
+sure" and shows the top memory instead of a clause that would be a guess.
 """
 
 from __future__ import annotations
@@ -308,10 +309,10 @@ def typed_answer(question: str, evidence: list[Evidence], today: datetime | None
         worked_out.type = asked.type
         return worked_out
     answer = _typed(asked, evidence)
-    if answer.found and answer.sure and asked.type not in ECHO_FREE and says_nothing(asked, answer.span or ""):
-        return not_sure(asked, evidence)
-    if answer.found and answer.sure and answers_who_or_where(asked, answer, evidence):
-        return not_sure(asked, evidence)
+    if answer.found and answer.sure:
+        empty = asked.type not in ECHO_FREE and says_nothing(asked, answer.span or "")
+        if empty or answers_who_or_where(asked, answer, evidence):
+            return not_sure(asked, evidence)
     return answer
 
 
