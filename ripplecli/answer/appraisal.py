@@ -21,10 +21,12 @@ APPRAISAL = POSITIVE | frozenset(
     difficult rough sad upset scary stressful crazy wild fine okay neat sweet cute tasty delicious yummy
     always never often sometimes lately recently""".split()
 )
-# A question that asks for a feeling or an opinion is answered by appraising words.
+# A question that asks how someone felt or describes something (its answer is not read from the words: typed._how),
+# and, wider, one that asks for any feeling or opinion: appraising words answer it.
+_FEELING = r"feel|felt|feels|feeling|describe|described|describes"
+ASKS_FEELING = re.compile(rf"\b(?:{_FEELING})\b", re.IGNORECASE)
 _ASKS_APPRAISAL = re.compile(
-    r"\b(?:feel|felt|feels|feeling|feelings|emotions?|reaction|react|think|thought|opinion|attitude|sentiment"
-    r"|describe|described|impression|mood)\b",
+    rf"\b(?:{_FEELING}|feelings|emotions?|reaction|react|think|thought|opinion|attitude|sentiment|impression|mood)\b",
     re.IGNORECASE,
 )
 

@@ -74,11 +74,23 @@ def object_after(asked: AskedObject, text: str, dropped: set[str]) -> str | None
         joined = between.match(text, word.end())
         if joined is None:
             continue
-        words = _OBJECT_END.split(text[joined.end() :], maxsplit=1)[0].split()
-        said = [w for w in words if w.lower().strip("'\"“”") not in STOPWORDS | dropped]
-        if said and len(words) <= OBJECT_WORDS and not is_duration(" ".join(words)):
-            return " ".join(words).strip("'\"“” ")
+        words = _object_at(text, joined.end(), dropped)
+        if words and not is_duration(" ".join(words)):
+            return _joined(words)
     return None
+
+
+def _object_at(text: str, at: int, dropped: set[str]) -> list[str] | None:
+    """The words from `at` to the clause's next mark, when they are few enough to be a thing (OBJECT_WORDS) and one
+    of them is neither a little word nor a dropped one (the question's own)."""
+    words = _OBJECT_END.split(text[at:], maxsplit=1)[0].split()
+    said = [w for w in words if w.lower().strip("'\"“”") not in STOPWORDS | dropped]
+    return words if said and len(words) <= OBJECT_WORDS else None
+
+
+def _joined(words: list[str]) -> str:
+    """An object's words as its span, without quotes at the edges."""
+    return " ".join(words).strip("'\"“” ")
 
 
 # "What did Mel and her kids make …?" → "we all made [our own pots]": the thing a question's verb was done to.
@@ -153,10 +165,7 @@ def done_object(verb: str, text: str, dropped: set[str]) -> str | None:
         said = word.group().lower()
         if said not in forms and (stem(said) != stem(verb) or not said.startswith(verb[:3])):
             continue
-        rest = _OBJECT_END.split(text[word.end() :], maxsplit=1)[0]
-        words = rest.split()
-        if not _DETERMINED.match(rest.lstrip() + " ") or len(words) > OBJECT_WORDS:
-            continue
-        if [w for w in words if w.lower().strip("'\"“”!,") not in STOPWORDS | dropped]:
-            return " ".join(words).strip("'\"“” ")
+        words = _object_at(text, word.end(), dropped)
+        if words and _DETERMINED.match(" ".join(words) + " "):
+            return _joined(words)
     return None

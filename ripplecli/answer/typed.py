@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from ripplecli.answer.appraisal import only_appraises
+from ripplecli.answer.appraisal import ASKS_FEELING, only_appraises
 from ripplecli.answer.base import NOT_FOUND, NOT_SURE, Answer
 from ripplecli.answer.chronology import chronology_answer
 from ripplecli.answer.lists import ordinal_answer
@@ -766,7 +766,6 @@ def _done_for(asked: Question, text: str) -> str | None:
     return f"for {found}" if found and _NAMED_ONE.search(found) else None
 
 
-_FEELING_ASKED = re.compile(r"\b(?:feel|felt|feels|feeling|describe|described|describes)\b", re.IGNORECASE)
 _BY_DOING = re.compile(r"\b(by|after)\s+(\w+ing\b[^.;!?]*)", re.IGNORECASE)  # "after witnessing a family…"
 
 
@@ -774,7 +773,7 @@ def _how(asked: Question, clause: Clause) -> str | None:
     """How something was done: what follows "by" or "after" ("by reminding herself of her successes"). A feeling or a
     description is not read from the words (measured on the dev tuning half: the feeling words of the best clauses
     were the asked one in 1 of 11 answers)."""
-    if _FEELING_ASKED.search(asked.text):
+    if ASKS_FEELING.search(asked.text):
         return None
     by = _BY_DOING.search(clause.text)
     return f"{by.group(1).lower()} {by.group(2).strip()}" if by else None
