@@ -66,6 +66,7 @@ CONFIG_KEYS: dict[str, Callable[[str], Any]] = {
     "model.temperature": float,
     "model.max_tokens": int,
     "model.repack": _bool,
+    "model.flash_attn": _bool,
 }
 
 

@@ -14,6 +14,7 @@ from ripplecli.errors import ModelError
 from ripplecli.local_models import discover, load_config, ollama_models, resolve_model, set_config
 from ripplecli.runtime import gguf_info
 from ripplecli.runtime.gguf_info import check_instruct, read_info
+from ripplecli.runtime.llm import physical_cores
 
 TEMPLATE = "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% endfor %}<|assistant|>"
 
@@ -77,6 +78,14 @@ def test_a_model_larger_than_free_memory_is_refused(tmp_path, monkeypatch):
 def test_the_smollm2_header_is_read_without_loading(smollm2):
     info = read_info(smollm2)
     assert info.architecture == "llama" and info.chat_template and info.complete and info.context_length == 8192
+
+
+def test_generation_threads_are_one_per_physical_core(monkeypatch):
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    two_a_core = "processor\t: 0\nsiblings\t: 8\ncpu cores\t: 4\n\nprocessor\t: 1\nsiblings\t: 8\ncpu cores\t: 4\n"
+    assert physical_cores(two_a_core) == 2  # 4 usable CPUs, two threads a core
+    assert physical_cores("siblings\t: 2\ncpu cores\t: 2\n") == 4  # no SMT: every usable CPU
+    assert physical_cores("model name\t: unknown") is None  # llama.cpp's own default then
 
 
 # --- config and choice ---------------------------------------------------------------------------
