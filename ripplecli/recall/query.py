@@ -17,6 +17,7 @@ from ripplecli.cues import (
     says_relative_time,
     tokenize,
     without_relative_times,
+    without_request,
 )
 from ripplecli.owner import asks_what_you_said, first_person_at
 from ripplecli.recall.index import RecallIndex
@@ -233,7 +234,7 @@ class RulesQueryAnalyzer:
     name = "rules"
 
     def analyze(self, question: str, index: RecallIndex, as_of: datetime) -> QueryCues:
-        worded = without_relative_times(question)  # "yesterday" is the time range below, not a word to match
+        worded = without_request(without_relative_times(question))  # "yesterday" is the time range below
         tokens = content_tokens(worded)
         words = [t for t in tokenize(question) if t not in STOPWORDS]
         raw_grams = {canonical_name(g) for g in ngrams(words) + ngrams([unpossessive(t) for t in words])}
