@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from ripplecli.errors import ModelError
 from ripplecli.local_models import discover, load_config, ollama_models, resolve_model, set_config
 from ripplecli.runtime import gguf_info
 from ripplecli.runtime.gguf_info import check_instruct, read_info
-from ripplecli.runtime.llm import physical_cores
+from ripplecli.runtime.llm import physical_cores, prune_states
 
 TEMPLATE = "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% endfor %}<|assistant|>"
 
@@ -86,6 +87,15 @@ def test_generation_threads_are_one_per_physical_core(monkeypatch):
     assert physical_cores(two_a_core) == 2  # 4 usable CPUs, two threads a core
     assert physical_cores("siblings\t: 2\ncpu cores\t: 2\n") == 4  # no SMT: every usable CPU
     assert physical_cores("model name\t: unknown") is None  # llama.cpp's own default then
+
+
+def test_only_the_latest_prefix_states_are_kept(tmp_path):
+    for age in range(6):
+        state = tmp_path / f"s{age}.state"
+        state.write_bytes(b"x")
+        os.utime(state, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))
+    prune_states(tmp_path, keep=4)
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["s0.state", "s1.state", "s2.state", "s3.state"]
 
 
 # --- config and choice ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ CHARS_PER_TOKEN = 4  # estimate for backends without a tokenizer (the fake in te
 MESSAGE_OVERHEAD = 8  # role markers of a chat template, per message
 ERROR_CHARS = 300
 GRAMMAR_CACHE = 64
+KEEP_STATES = 4  # saved prompt-prefix states kept on disk: a few models in use at once
 
 
 class LLMOutputError(Exception):
@@ -343,6 +344,8 @@ class LlamaCppLLM:
             path = cache_home() / "llm-prefix" / f"{key}.state"
             try:
                 self._prefixes[key] = self._load_prefix(path) or self._save_prefix(probes, path)
+                path.touch()  # used now: pruning keeps the states in use
+                prune_states(path.parent)
             except (OSError, RuntimeError, ValueError):
                 self._prefixes[key] = 0
         return self._prefixes[key]
@@ -413,6 +416,14 @@ class LlamaCppLLM:
     def close(self) -> None:
         """Free the model's memory now rather than at garbage collection."""
         self._llama.close()
+
+
+def prune_states(folder: Path, keep: int = KEEP_STATES) -> None:
+    """Delete all but the `keep` most recently used prefix states: every other model, prompt or llama.cpp version
+    leaves one behind (~14 MB for a 1.5B), and none is read again once the prompt or the model changes."""
+    states = sorted(folder.glob("*.state"), key=lambda f: f.stat().st_mtime_ns, reverse=True)
+    for stale in states[keep:]:
+        stale.unlink(missing_ok=True)
 
 
 def physical_cores(cpuinfo: str | None = None) -> int | None:
