@@ -120,8 +120,12 @@ _REQUEST = re.compile(
 
 
 def without_request(text: str) -> str:
-    """The text without the frame of a request for advice (_REQUEST), spaces closed up."""
-    return " ".join(_REQUEST.sub(" ", text).split()) if _REQUEST.search(text) else text
+    """The text without the frame of a request for advice (_REQUEST), spaces closed up; the whole text when the
+    frame is all it says ("What do you think?")."""
+    if not _REQUEST.search(text):
+        return text
+    rest = " ".join(_REQUEST.sub(" ", text).split())
+    return rest if content_tokens(rest) else text
 
 
 def content_tokens(text: str) -> list[str]:

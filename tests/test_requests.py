@@ -28,6 +28,7 @@ def test_the_frame_of_a_request_is_taken_out_of_the_text_views_match() -> None:
     )
     assert without_request("I'm buying a NAS. What do you think?") == "I'm buying a NAS. ?"
     assert without_request("What did Caroline recommend to Melanie?") == "What did Caroline recommend to Melanie?"
+    assert without_request("Any suggestions?") == "Any suggestions?"  # nothing else to match
 
 
 def test_the_real_encoder_finds_what_the_advice_builds_on(tmp_path: Path, fake_extractor) -> None:
