@@ -211,6 +211,13 @@ def test_bm25_empty_corpus(tmp_path):
         assert loaded.search("pottery", k=5) == []
 
 
+def test_bm25_built_from_streamed_rows_is_the_same_index():
+    streamed = Bm25Index.from_rows(iter(zip([10, 11, 12, 13, 14], TEXTS, strict=True)))
+    whole = Bm25Index.build([10, 11, 12, 13, 14], TEXTS)
+    assert streamed.ids.tolist() == [10, 11, 12, 13, 14]
+    assert streamed.search("pottery teacher", k=5) == whole.search("pottery teacher", k=5)
+
+
 def test_bm25_save_load_round_trip(tmp_path):
     index = Bm25Index.build([10, 11, 12, 13, 14], TEXTS)
     index.save(tmp_path / "lexical", version=1)
@@ -221,12 +228,14 @@ def test_bm25_save_load_round_trip(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["lexical"]
 
 
-def test_bm25_scores_are_bm25s_own_to_the_bit(tmp_path):
+@pytest.mark.parametrize("chunk", [2048, 3, 1])
+def test_bm25_scores_are_bm25s_own_to_the_bit(tmp_path, monkeypatch, chunk):
     """The index is built with numpy in bm25s's layout; every score must be bm25s's, bit for bit, and the query path
-    (which sums the saved matrix itself) must score as bm25s does."""
+    (which sums the saved matrix itself) must score as bm25s does, however many documents are tokenised at once."""
     import numpy as np
 
     bm25s = pytest.importorskip("bm25s")
+    monkeypatch.setattr("ripplecli.store.lexical.CHUNK_DOCUMENTS", chunk)
     from ripplecli.cues import content_tokens
 
     texts = [*TEXTS, "", "band band band practice practice", "the pottery pottery class"]

@@ -572,12 +572,22 @@ class Store(StoreWrites):
                 index, version = None, None
             unsealed = index is not None and not index.sealed and not self.read_only  # a writer seals older files
             if index is None or version != self.version("memories") or unsealed:
-                rows = self.con.execute("SELECT memory_id, restatement FROM memories ORDER BY memory_id").fetchall()
-                index = Bm25Index.build([r[0] for r in rows], [r[1] for r in rows])
+                index = Bm25Index.from_rows(self._restatements())
                 if not self.read_only:
                     index.save(self.path / LEXICAL_DIR, self.version("memories"))
             self._lexical = index
         return self._lexical
+
+    def _restatements(self, window: int = 4096) -> Iterator[tuple[int, str]]:
+        """Every memory's (id, restatement) in id order, a window of ids at a time: one query over the table sorts
+        and holds all its text (measured: +64 MB against +33 MB for a 20,000-message archive's 3.1M words)."""
+        row = self.con.execute("SELECT min(memory_id), max(memory_id) FROM memories").fetchone()
+        first, last = row if row and row[0] is not None else (0, -1)
+        for start in range(first, last + 1, window):
+            yield from self.con.execute(
+                "SELECT memory_id, restatement FROM memories WHERE memory_id >= ? AND memory_id < ? ORDER BY memory_id",
+                [start, start + window],
+            ).fetchall()
 
     def recall_arrays(self) -> RecallArrays | None:
         """Recall's keyed reads saved as arrays, when they hold the committed memories; else None (read by SQL)."""

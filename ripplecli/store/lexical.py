@@ -9,9 +9,10 @@ compare them, with bm25s installed as a test dependency), and an index saved by 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,9 @@ SCORE_FILES = {"data": "data.csc.index.npy", "indices": "indices.csc.index.npy",
 VOCAB_FILE = "vocab.index.json"
 PARAMS_FILE = "params.index.json"
 K1, B = 1.5, 0.75  # bm25s's defaults, with its default method (Lucene's)
+# Documents tokenised at once. measured: rebuilding the index of a 20,000-message archive's store (3.1M words) took
+# +277 MB of resident memory holding all its texts and tokens at once, +102 MB in chunks (bench/README.md)
+CHUNK_DOCUMENTS = 2048
 
 
 @dataclass
@@ -71,24 +75,46 @@ class Bm25Scores:
         return totals
 
 
-def build_scores(corpus: Sequence[Sequence[str]]) -> Bm25Scores:
+def build_scores(corpus: Iterable[Sequence[str]]) -> Bm25Scores | None:
     """The BM25 contribution of each token of each document, as bm25s computes it: the idf of a token from the
     number of documents holding it (math.log, rounded to float32), times tf / (k1 (1 - b + b |d| / avgdl) + tf) in
-    float64, rounded once to float32; each token's column lists its documents in order."""
+    float64, rounded once to float32; each token's column lists its documents in order. The corpus is read a chunk
+    at a time, so building holds the store's (token, document) counts, not its tokens. None: no token anywhere."""
     vocab: dict[str, int] = {}
-    tokens = [vocab.setdefault(token, len(vocab)) for document in corpus for token in document]
-    lengths = np.array([len(document) for document in corpus])
-    documents = np.repeat(np.arange(len(corpus), dtype=np.int64), lengths)
-    pairs, counts = np.unique(np.array(tokens, dtype=np.int64) * len(corpus) + documents, return_counts=True)
-    token_of, document_of = np.divmod(pairs, len(corpus))  # sorted by token, then document: CSC order
+    tokens, documents, counts, lengths = [], [], [], []
+    first = 0
+    for chunk in _chunks(corpus, CHUNK_DOCUMENTS):
+        sizes = np.array([len(document) for document in chunk], dtype=np.int64)
+        ids = np.fromiter((vocab.setdefault(t, len(vocab)) for d in chunk for t in d), np.int64, int(sizes.sum()))
+        local = np.repeat(np.arange(len(chunk), dtype=np.int64), sizes)
+        pairs, held = np.unique(ids * len(chunk) + local, return_counts=True)  # by token, then document
+        token, document = np.divmod(pairs, len(chunk))
+        tokens.append(token.astype(np.int32))
+        documents.append((document + first).astype(np.int32))
+        counts.append(held.astype(np.int32))
+        lengths.append(sizes)
+        first += len(chunk)
+    if not vocab:
+        return None
+    order = np.argsort(np.concatenate(tokens), kind="stable")  # chunks come in document order: CSC order
+    token_of = np.concatenate(tokens)[order]
+    document_of = np.concatenate(documents)[order]
+    tf = np.concatenate(counts)[order].astype(np.float64)
+    length = np.concatenate(lengths)
     held = np.bincount(token_of, minlength=len(vocab))
-    idf = np.array([math.log(1 + (len(corpus) - n + 0.5) / (n + 0.5)) for n in held.tolist()], dtype=np.float32)
-    tf = counts.astype(np.float64)
-    tfc = tf / (K1 * ((1 - B) + B * lengths[document_of] / lengths.mean()) + tf)
+    idf = np.array([math.log(1 + (first - n + 0.5) / (n + 0.5)) for n in held.tolist()], dtype=np.float32)
+    tfc = tf / (K1 * ((1 - B) + B * length[document_of] / length.mean()) + tf)
     indptr = np.zeros(len(vocab) + 1, dtype=np.int32)
     np.cumsum(held, out=indptr[1:])
     data = (idf[token_of].astype(np.float64) * tfc).astype(np.float32)
-    return Bm25Scores(vocab, data, document_of.astype(np.int32), indptr, len(corpus))
+    return Bm25Scores(vocab, data, document_of, indptr, first)
+
+
+def _chunks(corpus: Iterable[Sequence[str]], size: int) -> Iterator[list[Sequence[str]]]:
+    """The corpus in lists of `size` documents."""
+    iterator = iter(corpus)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
 
 
 class Bm25Index:
@@ -111,8 +137,20 @@ class Bm25Index:
         """Index `texts` (one per memory id)."""
         if len(ids) != len(texts):
             raise ValueError("ids and texts differ in length")
-        corpus = [content_tokens(text) for text in texts]
-        return cls(ids, build_scores(corpus) if any(corpus) else None)
+        return cls(ids, build_scores(content_tokens(text) for text in texts))
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[int, str]]) -> Bm25Index:
+        """Index (memory id, text) rows as a store's query streams them: one chunk's texts held at a time."""
+        ids: list[int] = []
+
+        def corpus() -> Iterator[list[str]]:
+            for memory_id, text in rows:
+                ids.append(memory_id)
+                yield content_tokens(text)
+
+        scores = build_scores(corpus())
+        return cls(ids, scores)
 
     @property
     def count(self) -> int:
