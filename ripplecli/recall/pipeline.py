@@ -147,7 +147,7 @@ class Recaller:
         if index.count == 0:
             trace.note = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
-        asked = without_request(without_relative_times(cues.text))  # "yesterday" is the time range, not a word
+        asked = without_request(without_relative_times(cues.text))  # "yesterday", "Can you recommend": no words
         content = without_speakers(asked, index.speakers)  # lexical view's text; the dense view's on short turns
         views, vector = self._views(mode, index, cues, params.k, asked, content)
         index.prefetch(mid for view in views for mid, _ in view.ranked)

@@ -234,7 +234,8 @@ class RulesQueryAnalyzer:
     name = "rules"
 
     def analyze(self, question: str, index: RecallIndex, as_of: datetime) -> QueryCues:
-        worded = without_request(without_relative_times(question))  # "yesterday" is the time range below
+        worded = without_request(without_relative_times(question))  # "yesterday" is the time range below; a
+        # request's frame ("Can you recommend") is in every request the person made
         tokens = content_tokens(worded)
         words = [t for t in tokenize(question) if t not in STOPWORDS]
         raw_grams = {canonical_name(g) for g in ngrams(words) + ngrams([unpossessive(t) for t in words])}

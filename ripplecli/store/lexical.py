@@ -96,8 +96,9 @@ def build_scores(corpus: Iterable[Sequence[str]]) -> Bm25Scores | None:
         first += len(chunk)
     if not vocab:
         return None
-    order = np.argsort(np.concatenate(tokens), kind="stable")  # chunks come in document order: CSC order
-    token_of = np.concatenate(tokens)[order]
+    token_of = np.concatenate(tokens)
+    order = np.argsort(token_of, kind="stable")  # chunks come in document order: CSC order
+    token_of = token_of[order]
     document_of = np.concatenate(documents)[order]
     tf = np.concatenate(counts)[order].astype(np.float64)
     length = np.concatenate(lengths)
