@@ -126,6 +126,8 @@ def _answer(
 ) -> tuple[Any, CallLog]:
     """One variant's answer, its constants set."""
     auto, plus, variant = variant.rpartition("+")  # auto+shaped:600: what --answer auto answers
+    if auto not in ("", "auto"):
+        raise SystemExit(f"unknown variant {auto}{plus}{variant} (auto+shaped:600 is --answer auto)")
     kind, _, budget = variant.partition(":")
     log = CallLog()
     if auto == "auto" and plus:
