@@ -208,3 +208,16 @@ def test_config_cli_errors_and_show(tmp_path):
     shown = run("config", "show", "--json")
     assert json.loads(shown.stdout)["settings"] == {"model.n_gpu_layers": -1}
     assert run("config", "get", "model.n_gpu_layers").stdout.strip() == "-1"
+
+
+def test_a_prefix_state_that_was_not_saved_leaves_no_file(tmp_path, monkeypatch):
+    """Pruning marks the states in use by loading them, never by creating one: a failed save leaves nothing."""
+    from ripplecli.runtime.llm import LlamaCppLLM
+
+    monkeypatch.setenv("RIPPLE_CACHE", str(tmp_path))
+    llm = object.__new__(LlamaCppLLM)
+    llm._prefixes = {}
+    monkeypatch.setattr(LlamaCppLLM, "_prefix_key", lambda self, probes: "k")
+    monkeypatch.setattr(LlamaCppLLM, "_save_prefix", lambda self, probes, path: 120)  # evaluated, not written
+    assert llm.keep_prefix(([], [])) == 120
+    assert not list(tmp_path.rglob("*.state"))

@@ -344,7 +344,6 @@ class LlamaCppLLM:
             path = cache_home() / "llm-prefix" / f"{key}.state"
             try:
                 self._prefixes[key] = self._load_prefix(path) or self._save_prefix(probes, path)
-                path.touch()  # used now: pruning keeps the states in use
                 prune_states(path.parent)
             except (OSError, RuntimeError, ValueError):
                 self._prefixes[key] = 0
@@ -375,6 +374,7 @@ class LlamaCppLLM:
         )
         if not loaded:
             return 0
+        os.utime(path)  # used now: pruning keeps the states in use
         held = int(count.value)
         self._llama.input_ids[:held] = tokens[:held]
         self._llama.n_tokens = held
