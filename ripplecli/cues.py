@@ -128,6 +128,12 @@ def without_request(text: str) -> str:
     return rest if content_tokens(rest) else text
 
 
+def matched_text(question: str) -> str:
+    """The words of a question recall matches: without its relative times ("yesterday" is its time range) and
+    without a request's frame ("Can you recommend" is in every request the person made)."""
+    return without_request(without_relative_times(question))
+
+
 def content_tokens(text: str) -> list[str]:
     """Naive-lemmatised tokens with stopwords and one-letter tokens removed."""
     return [naive_lemma(t) for t in tokenize(text) if t not in STOPWORDS and (len(t) > 1 or _is_cjk(t))]

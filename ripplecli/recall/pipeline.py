@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ripplecli.cues import without_relative_times, without_request
+from ripplecli.cues import matched_text
 from ripplecli.errors import InputError
 from ripplecli.recall import memories
 from ripplecli.recall.activation import spread
@@ -147,7 +147,7 @@ class Recaller:
         if index.count == 0:
             trace.note = "the store holds no memories"
             return RecallResult(question, params.mode, params.k, [], trace, None, time.perf_counter() - started)
-        asked = without_request(without_relative_times(cues.text))  # "yesterday", "Can you recommend": no words
+        asked = matched_text(cues.text)
         content = without_speakers(asked, index.speakers)  # lexical view's text; the dense view's on short turns
         views, vector = self._views(mode, index, cues, params.k, asked, content)
         index.prefetch(mid for view in views for mid, _ in view.ranked)

@@ -14,10 +14,9 @@ from ripplecli.cues import (
     canonical_name,
     content_tokens,
     match_cues,
+    matched_text,
     says_relative_time,
     tokenize,
-    without_relative_times,
-    without_request,
 )
 from ripplecli.owner import asks_what_you_said, first_person_at
 from ripplecli.recall.index import RecallIndex
@@ -234,8 +233,7 @@ class RulesQueryAnalyzer:
     name = "rules"
 
     def analyze(self, question: str, index: RecallIndex, as_of: datetime) -> QueryCues:
-        worded = without_request(without_relative_times(question))  # "yesterday" is the time range below; a
-        # request's frame ("Can you recommend") is in every request the person made
+        worded = matched_text(question)  # "yesterday" is the time range below
         tokens = content_tokens(worded)
         words = [t for t in tokenize(question) if t not in STOPWORDS]
         raw_grams = {canonical_name(g) for g in ngrams(words) + ngrams([unpossessive(t) for t in words])}
