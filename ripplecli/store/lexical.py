@@ -138,7 +138,7 @@ class Bm25Index:
         """Index `texts` (one per memory id)."""
         if len(ids) != len(texts):
             raise ValueError("ids and texts differ in length")
-        return cls(ids, build_scores(content_tokens(text) for text in texts))
+        return cls.from_rows(zip(ids, texts, strict=True))
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[int, str]]) -> Bm25Index:
